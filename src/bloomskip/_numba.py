@@ -1,0 +1,85 @@
+"""Numba set-up shared by every kernel module, and the few LLVM intrinsics they need.
+
+Importing this module before any kernel compiles does three things:
+
+* turns on LLVM's SLP vectorizer (numba ships with it off), which lets the
+  eight-word mask of an SBBF block be computed and OR-ed with vector instructions;
+* provides ``load_u64`` / ``load_u32``: little-endian loads at any byte offset of a
+  ``uint8`` array (one unaligned load, not eight byte loads);
+* provides ``prefetch``: a hint that a block of the filter will be touched soon.
+
+Kernels are compiled with ``cache=True``; numba stores them next to the sources or,
+when that folder is read-only, in ``NUMBA_CACHE_DIR`` / the user cache folder.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numba
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+if sys.byteorder != "little":  # pragma: no cover - no big-endian CI machine
+    raise ImportError("bloomskip's kernels assume a little-endian host")
+
+numba.config.SLP_VECTORIZE = 1
+
+#: Options shared by every kernel: compiled once, cached on disk, GIL released.
+KERNEL = {"cache": True, "nogil": True, "error_model": "numpy", "boundscheck": False}
+
+
+def _element_pointer(context, builder, arrty, arr, idx):
+    ary = context.make_array(arrty)(context, builder, arr)
+    return cgutils.get_item_pointer(context, builder, arrty, ary, [idx], wraparound=False)
+
+
+@intrinsic
+def load_u64(typingctx, data, idx):
+    """Eight bytes of ``data`` (a uint8 array) from ``idx`` as a little-endian uint64."""
+    if not (isinstance(data, types.Array) and data.dtype == types.uint8):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
+        i64 = ir.IntType(64)
+        cast = builder.bitcast(ptr, i64.as_pointer())
+        val = builder.load(cast, align=1)
+        return val
+
+    return types.uint64(data, idx), codegen
+
+
+@intrinsic
+def load_u32(typingctx, data, idx):
+    """Four bytes of ``data`` (a uint8 array) from ``idx`` as a little-endian uint32."""
+    if not (isinstance(data, types.Array) and data.dtype == types.uint8):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
+        i32 = ir.IntType(32)
+        cast = builder.bitcast(ptr, i32.as_pointer())
+        return builder.load(cast, align=1)
+
+    return types.uint32(data, idx), codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Hint the CPU to bring ``arr[idx]`` into cache for writing (no effect on results)."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(arr, idx), codegen

@@ -1,0 +1,37 @@
+"""Typed errors raised by bloomskip.
+
+Every error says what was wrong and what is accepted. All of them derive from
+:class:`BloomskipError`, and each also derives from the built-in exception a
+Python programmer would expect (``ValueError`` for bad arguments, ``TypeError``
+for unsupported types), so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+
+class BloomskipError(Exception):
+    """Base class of every error bloomskip raises on purpose."""
+
+
+class InvalidFilterSizeError(BloomskipError, ValueError):
+    """A bitset size that is not a power of two from 32 B to 128 MiB."""
+
+
+class InvalidBitsetError(BloomskipError, ValueError):
+    """Raw bitset bytes that cannot be a Split Block Bloom Filter."""
+
+
+class InvalidParameterError(BloomskipError, ValueError):
+    """A parameter (FPP, NDV, fold count, policy name...) outside its accepted range."""
+
+
+class IncompatibleFiltersError(BloomskipError, ValueError):
+    """Two filters that cannot be combined (different sizes, hashes or encodings)."""
+
+
+class UnsupportedTypeError(BloomskipError, TypeError):
+    """A value type that has no encoding under the requested rule."""
+
+
+class ReadOnlyFilterError(BloomskipError, ValueError):
+    """An insert into a filter that views a read-only buffer (e.g. a read-only mmap)."""

@@ -1,0 +1,184 @@
+"""Compiled SBBF kernels: insert and check of hashes, and fused hash+insert / hash+check.
+
+The filter is a flat ``uint32`` array of ``8 * num_blocks`` words (block ``b`` is
+``words[8*b : 8*b+8]``). For a 64-bit hash ``h`` (Parquet spec, "Split Block Bloom
+Filter"):
+
+    block = ((h >> 32) * num_blocks) >> 32          multiply-shift, never modulo
+    key   = h & 0xFFFFFFFF
+    bit_j = (key * SALT[j] mod 2**32) >> 27          one bit in each of the 8 words
+
+Insert ORs ``1 << bit_j`` into word ``j`` of the block; check is true when all eight
+bits are set. The loops are written so that LLVM's SLP vectorizer turns the eight
+lanes into vector instructions, and the fused kernels work in two phases: hash a
+chunk of :data:`CHUNK` values into a small buffer, then insert/check that chunk while
+prefetching the block :data:`PREFETCH_DISTANCE` hashes ahead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from bloomskip._numba import KERNEL, prefetch
+from bloomskip.hashing.kernels import hash_bytes, xxh64_word
+
+#: The eight odd salts of the Parquet SBBF (parquet-format BloomFilter.md).
+SALT = np.array(
+    [
+        0x47B6137B,
+        0x44974D91,
+        0x8824AD5B,
+        0xA2B7289D,
+        0x705495C7,
+        0x2DF1424B,
+        0x9EFC4947,
+        0x5C6BFB31,
+    ],
+    dtype=np.uint32,
+)
+_SALT64 = SALT.astype(np.uint64)
+
+#: Values hashed per batch in the fused kernels (the buffer stays in L1).
+CHUNK = 2048
+#: How many hashes ahead the insert/check loops prefetch their block.
+PREFETCH_DISTANCE = 16
+
+_U64 = np.uint64
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+@njit(inline="always")
+def block_index(h, num_blocks):
+    return ((h >> _U64(32)) * num_blocks) >> _U64(32)
+
+
+@njit(inline="always")
+def _insert_one(words, num_blocks, h):
+    base = block_index(h, num_blocks) * _U64(8)
+    key = h & _LOW32
+    for j in range(8):
+        bit = ((key * _SALT64[j]) & _LOW32) >> _U64(27)
+        words[base + _U64(j)] |= np.uint32(1) << np.uint32(bit)
+
+
+@njit(inline="always")
+def _check_one(words, num_blocks, h):
+    base = block_index(h, num_blocks) * _U64(8)
+    key = h & _LOW32
+    miss = np.uint32(0)
+    for j in range(8):
+        bit = ((key * _SALT64[j]) & _LOW32) >> _U64(27)
+        miss |= ~words[base + _U64(j)] & (np.uint32(1) << np.uint32(bit))
+    return miss == 0
+
+
+@njit(inline="always")
+def _insert_batch(words, num_blocks, hashes, n):
+    for i in range(n):
+        if i + PREFETCH_DISTANCE < n:
+            prefetch(words, block_index(hashes[i + PREFETCH_DISTANCE], num_blocks) * _U64(8))
+        _insert_one(words, num_blocks, hashes[i])
+
+
+@njit(inline="always")
+def _check_batch(words, num_blocks, hashes, n, out, out_start):
+    for i in range(n):
+        if i + PREFETCH_DISTANCE < n:
+            prefetch(words, block_index(hashes[i + PREFETCH_DISTANCE], num_blocks) * _U64(8))
+        out[out_start + i] = _check_one(words, num_blocks, hashes[i])
+
+
+@njit(**KERNEL)
+def insert_hashes(words, hashes):
+    """Insert every hash of ``hashes`` (uint64) into the filter ``words``."""
+    _insert_batch(words, _U64(words.shape[0] // 8), hashes, hashes.shape[0])
+
+
+@njit(**KERNEL)
+def check_hashes(words, hashes, out):
+    """``out[i]`` = the filter may contain ``hashes[i]``."""
+    _check_batch(words, _U64(words.shape[0] // 8), hashes, hashes.shape[0], out, 0)
+
+
+# --- fused kernels: fixed-width words (BOOLEAN, INT32, INT64, FLOAT, DOUBLE) ---------
+
+
+@njit(**KERNEL)
+def insert_words(words, values):
+    """Hash (xxHash64) and insert fixed-width unsigned values."""
+    nb = _U64(words.shape[0] // 8)
+    buf = np.empty(CHUNK, np.uint64)
+    n = values.shape[0]
+    for s in range(0, n, CHUNK):
+        m = min(CHUNK, n - s)
+        for i in range(m):
+            buf[i] = xxh64_word(values[s + i])
+        _insert_batch(words, nb, buf, m)
+
+
+@njit(**KERNEL)
+def check_words(words, values, out):
+    """Hash (xxHash64) and check fixed-width unsigned values."""
+    nb = _U64(words.shape[0] // 8)
+    buf = np.empty(CHUNK, np.uint64)
+    n = values.shape[0]
+    for s in range(0, n, CHUNK):
+        m = min(CHUNK, n - s)
+        for i in range(m):
+            buf[i] = xxh64_word(values[s + i])
+        _check_batch(words, nb, buf, m, out, s)
+
+
+# --- fused kernels: fixed-width byte strings (INT96, FIXED_LEN_BYTE_ARRAY) ----------
+
+
+@njit(**KERNEL)
+def insert_rows(words, data, width, n, algo):
+    nb = _U64(words.shape[0] // 8)
+    buf = np.empty(CHUNK, np.uint64)
+    for s in range(0, n, CHUNK):
+        m = min(CHUNK, n - s)
+        for i in range(m):
+            buf[i] = hash_bytes(data, (s + i) * width, width, algo)
+        _insert_batch(words, nb, buf, m)
+
+
+@njit(**KERNEL)
+def check_rows(words, data, width, n, algo, out):
+    nb = _U64(words.shape[0] // 8)
+    buf = np.empty(CHUNK, np.uint64)
+    for s in range(0, n, CHUNK):
+        m = min(CHUNK, n - s)
+        for i in range(m):
+            buf[i] = hash_bytes(data, (s + i) * width, width, algo)
+        _check_batch(words, nb, buf, m, out, s)
+
+
+# --- fused kernels: variable-length byte strings (BYTE_ARRAY, Arrow offsets + data) --
+
+
+@njit(**KERNEL)
+def insert_var(words, offsets, data, algo):
+    nb = _U64(words.shape[0] // 8)
+    buf = np.empty(CHUNK, np.uint64)
+    n = offsets.shape[0] - 1
+    for s in range(0, n, CHUNK):
+        m = min(CHUNK, n - s)
+        for i in range(m):
+            a = offsets[s + i]
+            buf[i] = hash_bytes(data, a, offsets[s + i + 1] - a, algo)
+        _insert_batch(words, nb, buf, m)
+
+
+@njit(**KERNEL)
+def check_var(words, offsets, data, algo, out):
+    nb = _U64(words.shape[0] // 8)
+    buf = np.empty(CHUNK, np.uint64)
+    n = offsets.shape[0] - 1
+    for s in range(0, n, CHUNK):
+        m = min(CHUNK, n - s)
+        for i in range(m):
+            a = offsets[s + i]
+            buf[i] = hash_bytes(data, a, offsets[s + i + 1] - a, algo)
+        _check_batch(words, nb, buf, m, out, s)

@@ -1,0 +1,152 @@
+"""How big an SBBF must be, and how full it is: sizing policies and FPP estimates.
+
+Two policies turn (NDV, target FPP) into a bitset size:
+
+``"parquet"``
+    The classic formula of the Parquet spec, used by arrow-rs, parquet-java, Arrow C++
+    and DuckDB: ``bits = floor(-8 * ndv / ln(1 - fpp ** (1/8)))``, ``bytes = bits // 8``,
+    clamped to 32 B .. 128 MiB and rounded up to a power of two. It treats the filter as
+    a classic Bloom filter with k = 8 and so under-sizes it: the real FPP of a filter
+    sized this way can be about twice the target.
+``"putze"``
+    The exact FPP of a split block filter (Putze, Sanders, Singler, "Cache-, hash- and
+    space-efficient Bloom filters", eq. 3: a Poisson mix of block loads), searched over
+    log2(bytes) as Lance, Impala and Kudu do. The filter meets the target.
+
+Sizes, in bytes (``parquet`` / ``putze``)::
+
+     ndv \\ fpp      0.1        0.01       0.001
+     1,000         1 KiB/1 KiB   2 KiB/2 KiB   2 KiB/4 KiB
+     100,000      128 KiB/...   128 KiB/256 KiB  256 KiB/...
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from bloomskip.errors import InvalidFilterSizeError, InvalidParameterError
+
+#: Smallest bitset: one 32-byte block.
+MIN_BYTES = 32
+#: Largest bitset any Parquet reader accepts (Arrow C++ and parquet-java reject more).
+MAX_BYTES = 128 * 1024 * 1024
+#: Bytes per block: eight 32-bit words.
+BLOCK_BYTES = 32
+#: Bits per block.
+BLOCK_BITS = 256
+
+SizingPolicy = Literal["parquet", "putze"]
+POLICIES: tuple[str, ...] = ("parquet", "putze")
+
+_LOG2_MIN = 5
+_LOG2_MAX = 27
+_PUTZE_TERMS = 750
+
+
+def validate_num_bytes(num_bytes: int) -> int:
+    """Return ``num_bytes`` if it is a legal SBBF size, else raise InvalidFilterSizeError."""
+    if isinstance(num_bytes, bool) or not isinstance(num_bytes, int):
+        raise InvalidFilterSizeError(
+            f"filter size must be an int number of bytes, got {type(num_bytes).__name__}"
+        )
+    if num_bytes < MIN_BYTES or num_bytes > MAX_BYTES or num_bytes & (num_bytes - 1):
+        raise InvalidFilterSizeError(
+            f"filter size {num_bytes} B is not accepted: it must be a power of two from "
+            f"{MIN_BYTES} B to {MAX_BYTES} B (128 MiB), e.g. 32, 1024, 1048576"
+        )
+    return num_bytes
+
+
+def _validate_ndv_fpp(ndv: int, fpp: float) -> None:
+    if isinstance(ndv, bool) or not isinstance(ndv, int) or ndv < 0:
+        raise InvalidParameterError(f"ndv must be an int >= 0, got {ndv!r}")
+    if not isinstance(fpp, (int, float)) or not (0.0 < fpp < 1.0):
+        raise InvalidParameterError(
+            f"fpp must be a probability strictly between 0 and 1, got {fpp!r}"
+        )
+
+
+def clamp_num_bytes(num_bytes: int) -> int:
+    """Clamp to 32 B .. 128 MiB and round up to the next power of two."""
+    n = min(max(int(num_bytes), MIN_BYTES), MAX_BYTES)
+    return 1 << (n - 1).bit_length()
+
+
+def parquet_num_bits(ndv: int, fpp: float) -> int:
+    """Bits the Parquet formula asks for: ``floor(-8 * ndv / ln(1 - fpp ** (1/8)))``."""
+    _validate_ndv_fpp(ndv, fpp)
+    return int(-8.0 * ndv / math.log(1.0 - fpp ** (1.0 / 8.0)))
+
+
+def putze_fpp(ndv: float, num_bytes: int) -> float:
+    """Exact expected FPP of an SBBF of ``num_bytes`` holding ``ndv`` distinct values.
+
+    Poisson mixture over block loads: with ``lam = 256 * ndv / bits`` keys per block on
+    average, a block holding ``i`` keys answers a probe falsely with probability
+    ``(1 - (31/32) ** i) ** 8``. Summed over 750 terms from the smallest up, in log space.
+    """
+    bits = 8.0 * num_bytes
+    if ndv <= 0:
+        return 0.0
+    if ndv / bits > 2.0:
+        return 1.0
+    lam = BLOCK_BITS * ndv / bits
+    log_lam = math.log(lam)
+    result = 0.0
+    for i in range(_PUTZE_TERMS - 1, 0, -1):
+        log_p = i * log_lam - lam - math.lgamma(i + 1)
+        log_inner = 8.0 * math.log(1.0 - (1.0 - 1.0 / 32.0) ** i)
+        result += math.exp(log_p + log_inner)
+    return min(result, 1.0)
+
+
+def putze_min_log2_bytes(ndv: int, fpp: float) -> int:
+    """Smallest log2(bytes) whose Putze FPP is <= ``fpp`` (binary search, unclamped)."""
+    _validate_ndv_fpp(ndv, fpp)
+    low, high = 0, 64
+    while high > low + 1:
+        mid = (high + low) // 2
+        if putze_fpp(ndv, 1 << mid) <= fpp:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def num_bytes_for(ndv: int, fpp: float, policy: SizingPolicy = "parquet") -> int:
+    """Bitset size in bytes for ``ndv`` distinct values at target ``fpp`` under ``policy``."""
+    if policy == "parquet":
+        return clamp_num_bytes(parquet_num_bits(ndv, fpp) // 8)
+    if policy == "putze":
+        log2 = min(max(putze_min_log2_bytes(ndv, fpp), _LOG2_MIN), _LOG2_MAX)
+        return 1 << log2
+    raise InvalidParameterError(
+        f"unknown sizing policy {policy!r}: use one of {', '.join(POLICIES)}"
+    )
+
+
+def ndv_from_fill(fill_ratio: float, num_bytes: int) -> float:
+    """Distinct values that most likely produced ``fill_ratio`` in a filter of ``num_bytes``.
+
+    Each insert sets one bit, uniformly, in each of the 8 words of one block, so a given
+    bit stays clear with probability ``(1 - 1/(32 * blocks)) ** n``.
+    """
+    if fill_ratio <= 0.0:
+        return 0.0
+    if fill_ratio >= 1.0:
+        return math.inf
+    blocks = num_bytes // BLOCK_BYTES
+    return math.log1p(-fill_ratio) / math.log1p(-1.0 / (32.0 * blocks))
+
+
+def fpp_after_folds(fill_ratio: float, folds: int) -> float:
+    """Estimated FPP after ``folds`` foldings, from the current average fill.
+
+    The estimate of arrow-rs and Arrow C++ (``fold_to_target_fpp``): OR-ing 2 blocks
+    turns a clear probability ``q`` into ``q**2``; FPP is taken as ``fill ** 8``.
+    """
+    q = 1.0 - fill_ratio
+    for _ in range(folds):
+        q *= q
+    return (1.0 - q) ** 8
