@@ -217,8 +217,12 @@ def to_plain_columns(
         yield Words(np.zeros(0, np.uint64)), None
         return
     for chunk in chunks:
-        if isinstance(chunk.type, pa.ExtensionType):
+        if isinstance(chunk.type, pa.BaseExtensionType):
             chunk = chunk.storage
+        if pa.types.is_null(chunk.type):  # only nulls (e.g. an empty Python list)
+            yield Words(np.zeros(0, np.uint64)), np.zeros(len(chunk), dtype=np.bool_)
+            continue
+        chunk = _unview(chunk)
         valid = None
         if chunk.null_count:
             valid = chunk.is_valid().to_numpy(zero_copy_only=False)
@@ -420,7 +424,7 @@ def _arrow_width(arr: pa.Array) -> PlainValues:
 
 def _value_type(t: pa.DataType) -> pa.DataType:
     while True:
-        if isinstance(t, pa.ExtensionType):
+        if isinstance(t, pa.BaseExtensionType):
             t = t.storage_type
         elif pa.types.is_dictionary(t):
             t = t.value_type
@@ -448,11 +452,18 @@ def _fixed_numpy(arr: pa.Array, np_type: Any) -> np.ndarray:
     return data[arr.offset : arr.offset + len(arr)]
 
 
+def _unview(arr: pa.Array) -> pa.Array:
+    """string_view/binary_view as large_string/large_binary (offsets + data buffers)."""
+    if pa.types.is_string_view(arr.type):
+        return pc.cast(arr, pa.large_string())
+    if pa.types.is_binary_view(arr.type):
+        return pc.cast(arr, pa.large_binary())
+    return arr
+
+
 def _var_bytes(arr: pa.Array) -> VarBytes:
+    arr = _unview(arr)
     t = arr.type
-    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
-        arr = pc.cast(arr, pa.large_binary())
-        t = arr.type
     large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
     bufs = arr.buffers()
     off_dtype = np.int64 if large else np.int32

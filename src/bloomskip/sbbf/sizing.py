@@ -6,18 +6,23 @@ Two policies turn (NDV, target FPP) into a bitset size:
     The classic formula of the Parquet spec, used by arrow-rs, parquet-java, Arrow C++
     and DuckDB: ``bits = floor(-8 * ndv / ln(1 - fpp ** (1/8)))``, ``bytes = bits // 8``,
     clamped to 32 B .. 128 MiB and rounded up to a power of two. It treats the filter as
-    a classic Bloom filter with k = 8 and so under-sizes it: the real FPP of a filter
-    sized this way can be about twice the target.
+    a classic Bloom filter with k = 8 and so under-sizes it when the power-of-two
+    rounding does not save it: 100 values at 1 % get 128 B, whose real FPP is 1.14 %.
 ``"putze"``
     The exact FPP of a split block filter (Putze, Sanders, Singler, "Cache-, hash- and
     space-efficient Bloom filters", eq. 3: a Poisson mix of block loads), searched over
     log2(bytes) as Lance, Impala and Kudu do. The filter meets the target.
 
-Sizes, in bytes (``parquet`` / ``putze``)::
+Sizes, and the FPP each really gives (Putze's formula), for a few targets::
 
-     ndv \\ fpp      0.1        0.01       0.001
-     1,000         1 KiB/1 KiB   2 KiB/2 KiB   2 KiB/4 KiB
-     100,000      128 KiB/...   128 KiB/256 KiB  256 KiB/...
+    ndv        target   parquet            putze
+    1,000      0.001    2 KiB   (1.2e-3)   4 KiB   (3.2e-5)
+    100,000    0.01     128 KiB (1.0e-2)   256 KiB (3.3e-4)
+    1,000,000  0.001    2 MiB   (1.0e-3)   4 MiB   (2.8e-5)
+    8,192      0.00057  32 KiB  (3.6e-5)   32 KiB  (3.6e-5)   (Lance's default zone)
+
+Power-of-two rounding often gives both policies the same size; they differ when the
+classic formula lands just under a power of two that the exact FPP needs to cross.
 """
 
 from __future__ import annotations

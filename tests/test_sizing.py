@@ -1,0 +1,118 @@
+"""Known-answer tables for SBBF sizing: arrow-rs's classic formula and Lance's Putze search."""
+
+from __future__ import annotations
+
+import pytest
+
+from bloomskip.errors import InvalidParameterError
+from bloomskip.sbbf import sizing
+
+# arrow-rs parquet/src/bloom_filter/mod.rs, test_num_of_bits_from_ndv_fpp: (fpp, ndv, bits)
+ARROW_RS_BITS = [
+    (0.1, 10, 57),
+    (0.01, 10, 96),
+    (0.001, 10, 146),
+    (0.1, 100, 577),
+    (0.01, 100, 968),
+    (0.001, 100, 1460),
+    (0.1, 1000, 5772),
+    (0.01, 1000, 9681),
+    (0.001, 1000, 14607),
+    (0.1, 10000, 57725),
+    (0.01, 10000, 96815),
+    (0.001, 10000, 146076),
+    (0.1, 100000, 577254),
+    (0.01, 100000, 968152),
+    (0.001, 100000, 1460769),
+    (0.1, 1000000, 5772541),
+    (0.01, 1000000, 9681526),
+    (0.001, 1000000, 14607697),
+]
+
+# arrow-rs test_optimal_num_of_bytes: (requested bytes, bitset bytes)
+ARROW_RS_BYTES = [
+    (0, 32),
+    (9, 32),
+    (31, 32),
+    (32, 32),
+    (33, 64),
+    (99, 128),
+    (1024, 1024),
+    (999_000_000, 128 * 1024 * 1024),
+]
+
+# Lance sbbf.rs, test_num_of_bits_from_ndv_fpp: (fpp, ndv, unclamped log2 bytes)
+LANCE_LOG2_BYTES = [
+    (0.1, 10, 3),
+    (0.01, 10, 4),
+    (0.001, 10, 5),
+    (0.1, 100, 7),
+    (0.01, 100, 8),
+    (0.001, 100, 8),
+    (0.1, 1000, 10),
+    (0.01, 1000, 11),
+    (0.001, 1000, 12),
+]
+
+
+@pytest.mark.parametrize(("fpp", "ndv", "bits"), ARROW_RS_BITS)
+def test_parquet_bits_match_arrow_rs(fpp, ndv, bits):
+    assert sizing.parquet_num_bits(ndv, fpp) == bits
+
+
+@pytest.mark.parametrize(("requested", "expected"), ARROW_RS_BYTES)
+def test_clamp_matches_arrow_rs(requested, expected):
+    assert sizing.clamp_num_bytes(requested) == expected
+
+
+@pytest.mark.parametrize(("fpp", "ndv", "log2"), LANCE_LOG2_BYTES)
+def test_putze_search_matches_lance(fpp, ndv, log2):
+    assert sizing.putze_min_log2_bytes(ndv, fpp) == log2
+    assert sizing.num_bytes_for(ndv, fpp, "putze") == 1 << max(log2, 5)
+
+
+def test_lance_default_zone_is_32_kib():
+    # Lance's defaults: 8192 items at p = 0.00057 -> 32 KiB (reference zone-index.md 1.3).
+    assert sizing.num_bytes_for(8192, 0.00057, "putze") == 32 * 1024
+
+
+def test_parquet_policy_examples():
+    # 20,000 distinct at 1 %: 32 KiB in arrow-rs and parquet-java (reference section 2.1).
+    assert sizing.num_bytes_for(20_000, 0.01, "parquet") == 32 * 1024
+    # 1,048,576 distinct at 5 %: about 7.2 Mbit -> 1 MiB (arrow-rs properties docs).
+    assert sizing.num_bytes_for(1_048_576, 0.05, "parquet") == 1024 * 1024
+    assert sizing.num_bytes_for(0, 0.01, "parquet") == 32
+    assert sizing.num_bytes_for(10**12, 0.01, "parquet") == sizing.MAX_BYTES
+
+
+def test_putze_meets_target_and_parquet_may_not():
+    for ndv in (100, 1000, 100_000):
+        for fpp in (0.1, 0.01, 0.001):
+            assert sizing.putze_fpp(ndv, sizing.num_bytes_for(ndv, fpp, "putze")) <= fpp
+    # The classic formula under-sizes: 100 values at 1 % get 128 B, whose real FPP is higher.
+    assert sizing.putze_fpp(100, sizing.num_bytes_for(100, 0.01, "parquet")) > 0.01
+
+
+def test_putze_fpp_edges():
+    assert sizing.putze_fpp(0, 32) == 0.0
+    assert sizing.putze_fpp(10**9, 32) == 1.0
+
+
+@pytest.mark.parametrize("fpp", [0.0, 1.0, -0.1, 1.5, float("nan")])
+def test_bad_fpp_is_a_clear_error(fpp):
+    with pytest.raises(InvalidParameterError, match="strictly between 0 and 1"):
+        sizing.num_bytes_for(100, fpp)
+
+
+def test_bad_ndv_and_policy():
+    with pytest.raises(InvalidParameterError, match="ndv must be an int"):
+        sizing.num_bytes_for(-1, 0.01)
+    with pytest.raises(InvalidParameterError, match="unknown sizing policy 'lance'"):
+        sizing.num_bytes_for(10, 0.01, "lance")  # type: ignore[arg-type]
+
+
+def test_ndv_estimate_inverts_fill():
+    nbytes = 1 << 20
+    fill = 1 - (1 - 1 / (32 * (nbytes // 32))) ** 50_000
+    assert sizing.ndv_from_fill(fill, nbytes) == pytest.approx(50_000, rel=1e-9)
+    assert sizing.ndv_from_fill(0.0, nbytes) == 0.0
