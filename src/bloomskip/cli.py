@@ -1,8 +1,8 @@
 """The ``bloomskip`` command line.
 
-    bloomskip demo                       build and probe a 10M-value filter
-    bloomskip size --ndv 1e6 --fpp 0.01  filter size under both sizing policies
-    bloomskip hash --type int32 42       the xxHash64 a Parquet filter stores for a value
+bloomskip demo                       build and probe a 10M-value filter
+bloomskip size --ndv 1e6 --fpp 0.01  filter size under both sizing policies
+bloomskip hash --type int32 42       the xxHash64 a Parquet filter stores for a value
 """
 
 from __future__ import annotations
@@ -19,10 +19,20 @@ from bloomskip.hashing.arrow import parquet_spec
 from bloomskip.sbbf.sizing import POLICIES, num_bytes_for, putze_fpp
 
 _TYPES = {
-    "bool": pa.bool_(), "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(),
-    "int64": pa.int64(), "uint8": pa.uint8(), "uint16": pa.uint16(), "uint32": pa.uint32(),
-    "uint64": pa.uint64(), "float": pa.float32(), "double": pa.float64(),
-    "string": pa.string(), "binary": pa.binary(), "date": pa.date32(),
+    "bool": pa.bool_(),
+    "int8": pa.int8(),
+    "int16": pa.int16(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "uint8": pa.uint8(),
+    "uint16": pa.uint16(),
+    "uint32": pa.uint32(),
+    "uint64": pa.uint64(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "string": pa.string(),
+    "binary": pa.binary(),
+    "date": pa.date32(),
 }
 
 

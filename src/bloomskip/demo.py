@@ -54,20 +54,28 @@ def run(n: int = 10_000_000, fpp: float = 0.01, out: Callable[[str], None] = pri
     found, ns_check = _timed(lambda: f.check(present), n)
     assert bool(np.all(found)), "an inserted key was reported absent"
     false_pos = f.check(absent)
-    out(f"  filter: {_human(f.num_bytes)}, fill {f.fill_ratio():.3f}, "
-        f"estimated NDV {f.estimated_ndv():,.0f}")
+    out(
+        f"  filter: {_human(f.num_bytes)}, fill {f.fill_ratio():.3f}, "
+        f"estimated NDV {f.estimated_ndv():,.0f}"
+    )
     out(f"  hash+insert {ns_insert:.1f} ns/key, hash+check {ns_check:.1f} ns/key")
-    out(f"  all {n:,} inserted keys found; FPP measured on 1M absent keys "
-        f"{false_pos.mean():.5f}, predicted {f.predicted_fpp(n):.5f}")
+    out(
+        f"  all {n:,} inserted keys found; FPP measured on 1M absent keys "
+        f"{false_pos.mean():.5f}, predicted {f.predicted_fpp(n):.5f}"
+    )
 
     users = pa.array([f"user_{i:09d}" for i in range(1_000_000)])
     g = Sbbf.with_ndv_fpp(len(users), fpp)
     _, ns_str = _timed(lambda: g.insert(users), len(users))
     probe = ["user_000000042", "user_999999999", "nobody"]
-    out(f"  1M user ids (strings): {_human(g.num_bytes)} (parquet sizing), "
-        f"hash+insert {ns_str:.1f} ns/id")
+    out(
+        f"  1M user ids (strings): {_human(g.num_bytes)} (parquet sizing), "
+        f"hash+insert {ns_str:.1f} ns/id"
+    )
     for value, maybe in zip(probe, g.check(probe), strict=True):
         out(f"    {value!r:18} -> {'may be present' if maybe else 'definitely absent'}")
     folded = g.fold_to_fpp(0.05)
-    out(f"  folded to target FPP 0.05: {_human(folded.num_bytes)}, fill "
-        f"{folded.fill_ratio():.3f}, predicted FPP {folded.predicted_fpp(len(users)):.4f}")
+    out(
+        f"  folded to target FPP 0.05: {_human(folded.num_bytes)}, fill "
+        f"{folded.fill_ratio():.3f}, predicted FPP {folded.predicted_fpp(len(users)):.4f}"
+    )

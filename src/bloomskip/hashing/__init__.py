@@ -30,14 +30,16 @@ from bloomskip.hashing.plain import HashAlgorithm, hash_plain
 def hash_values(
     values: Any,
     *,
-    type: Any = None,  # noqa: A002
+    type: Any = None,
     physical: PhysicalSpec | None = None,
     encoding: str | Encoding = Encoding.PARQUET,
-    hash: str | HashAlgorithm = HashAlgorithm.XXHASH64,  # noqa: A002
+    hash: str | HashAlgorithm = HashAlgorithm.XXHASH64,
 ) -> np.ndarray:
     """64-bit hashes of the non-null values, in order, as a ``uint64`` array."""
     algorithm = HashAlgorithm.parse(hash)
-    parts = [hash_plain(p, algorithm) for p, _ in to_plain_columns(values, type, physical, encoding)]
+    parts = [
+        hash_plain(p, algorithm) for p, _ in to_plain_columns(values, type, physical, encoding)
+    ]
     if not parts:
         return np.zeros(0, dtype=np.uint64)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)

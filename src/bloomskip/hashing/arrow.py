@@ -45,7 +45,7 @@ import datetime as _dt
 import decimal as _decimal
 from collections.abc import Iterator
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -62,7 +62,7 @@ _MILLIS_PER_DAY = 86_400_000
 _UNIT_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 
 
-class Encoding(str, Enum):
+class Encoding(StrEnum):
     """How a value becomes the bytes that are hashed."""
 
     PARQUET = "parquet"
@@ -159,7 +159,7 @@ def parquet_spec(arrow_type: pa.DataType) -> PhysicalSpec:
 # ----------------------------------------------------------------------------- input
 
 
-def as_arrow(values: Any, type: pa.DataType | None = None) -> pa.Array | pa.ChunkedArray:  # noqa: A002
+def as_arrow(values: Any, type: pa.DataType | None = None) -> pa.Array | pa.ChunkedArray:
     """Turn an Arrow array, numpy array, sequence or scalar into an Arrow array."""
     try:
         if isinstance(values, pa.ChunkedArray | pa.Array):
@@ -205,7 +205,7 @@ def _scalar_type(value: Any) -> pa.DataType | None:
 
 def to_plain_columns(
     values: Any,
-    type: pa.DataType | None,  # noqa: A002
+    type: pa.DataType | None,
     physical: PhysicalSpec | None,
     encoding: Encoding | str = Encoding.PARQUET,
 ) -> Iterator[tuple[PlainValues, np.ndarray | None]]:
@@ -348,9 +348,7 @@ def _decimal_le(arr: pa.Array, width: int) -> np.ndarray:
     # Every higher byte must be the sign extension of the low part, or it does not fit.
     sign = np.where(value < 0, 0xFF, 0x00).astype(np.uint8)
     if rows.shape[1] > width and np.any(rows[:, width:] != sign[:, None]):
-        raise InvalidParameterError(
-            f"decimal values of {arr.type} do not fit in INT{8 * width}"
-        )
+        raise InvalidParameterError(f"decimal values of {arr.type} do not fit in INT{8 * width}")
     return value
 
 
@@ -470,7 +468,5 @@ def _var_bytes(arr: pa.Array) -> VarBytes:
     offsets = np.frombuffer(bufs[1], dtype=off_dtype)[arr.offset : arr.offset + len(arr) + 1]
     if len(arr) == 0:
         return VarBytes(np.zeros(1, dtype=off_dtype), np.zeros(0, dtype=np.uint8))
-    data = (
-        np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
-    )
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
     return VarBytes.trusted(offsets, data)

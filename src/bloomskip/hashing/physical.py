@@ -19,7 +19,7 @@ FIXED_LEN_BYTE_ARRAY       exactly ``type_length`` bytes
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from enum import Enum
+from enum import StrEnum
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from bloomskip.errors import InvalidParameterError
 from bloomskip.hashing.plain import HashAlgorithm, Rows, VarBytes, Words, hash_plain
 
 
-class PhysicalType(str, Enum):
+class PhysicalType(StrEnum):
     """Parquet physical types (parquet.thrift ``Type``)."""
 
     BOOLEAN = "BOOLEAN"
@@ -46,7 +46,9 @@ def _words(values, dtype, unsigned) -> Words:
 
 
 def hash_boolean(values: Sequence[bool] | np.ndarray) -> np.ndarray:
-    return hash_plain(Words(np.ascontiguousarray(np.asarray(values, dtype=np.bool_)).view(np.uint8)))
+    return hash_plain(
+        Words(np.ascontiguousarray(np.asarray(values, dtype=np.bool_)).view(np.uint8))
+    )
 
 
 def hash_int32(values: Sequence[int] | np.ndarray) -> np.ndarray:

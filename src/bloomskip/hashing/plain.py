@@ -18,7 +18,7 @@ turns typed arrays into these layouts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from bloomskip.errors import InvalidParameterError
 from bloomskip.hashing import kernels
 
 
-class HashAlgorithm(str, Enum):
+class HashAlgorithm(StrEnum):
     """The 64-bit hash a filter uses. Parquet files only ever use ``XXHASH64``."""
 
     XXHASH64 = "xxhash64"
@@ -128,9 +128,7 @@ class VarBytes:
 PlainValues = Words | Rows | VarBytes
 
 
-def hash_plain(
-    plain: PlainValues, algorithm: HashAlgorithm = HashAlgorithm.XXHASH64
-) -> np.ndarray:
+def hash_plain(plain: PlainValues, algorithm: HashAlgorithm = HashAlgorithm.XXHASH64) -> np.ndarray:
     """The 64-bit hash of every value, as a ``uint64`` array."""
     out = np.empty(len(plain), dtype=np.uint64)
     if isinstance(plain, Words) and algorithm is not HashAlgorithm.XXHASH64:

@@ -60,7 +60,7 @@ class Sbbf:
         self,
         num_bytes: int,
         *,
-        hash: str | HashAlgorithm = HashAlgorithm.XXHASH64,  # noqa: A002 - spec term
+        hash: str | HashAlgorithm = HashAlgorithm.XXHASH64,
         encoding: str | Encoding = Encoding.PARQUET,
     ) -> None:
         sizing.validate_num_bytes(num_bytes)
@@ -77,7 +77,7 @@ class Sbbf:
         fpp: float,
         *,
         policy: sizing.SizingPolicy = "parquet",
-        hash: str | HashAlgorithm = HashAlgorithm.XXHASH64,  # noqa: A002
+        hash: str | HashAlgorithm = HashAlgorithm.XXHASH64,
         encoding: str | Encoding = Encoding.PARQUET,
     ) -> Sbbf:
         """An empty filter sized for ``ndv`` distinct values at false-positive rate ``fpp``.
@@ -93,7 +93,7 @@ class Sbbf:
         bitset: Any,
         *,
         copy: bool = False,
-        hash: str | HashAlgorithm = HashAlgorithm.XXHASH64,  # noqa: A002
+        hash: str | HashAlgorithm = HashAlgorithm.XXHASH64,
         encoding: str | Encoding = Encoding.PARQUET,
     ) -> Sbbf:
         """A filter over raw bitset bytes: 32-byte blocks of eight little-endian u32 words.
@@ -181,7 +181,7 @@ class Sbbf:
     # ------------------------------------------------------------------ values
 
     def insert(
-        self, values: Any, *, type: Any = None, physical: PhysicalSpec | None = None  # noqa: A002
+        self, values: Any, *, type: Any = None, physical: PhysicalSpec | None = None
     ) -> None:
         """Insert values: an Arrow array, numpy array, sequence or scalar. Nulls are skipped.
 
@@ -193,7 +193,7 @@ class Sbbf:
             self._insert_plain(plain)
 
     def check(
-        self, values: Any, *, type: Any = None, physical: PhysicalSpec | None = None  # noqa: A002
+        self, values: Any, *, type: Any = None, physical: PhysicalSpec | None = None
     ) -> np.ndarray:
         """``bool`` array, one per value: may the filter contain it? Nulls give False."""
         parts = []

@@ -8,6 +8,7 @@ which saves TLB misses on random block access.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 
 import numpy as np
@@ -23,10 +24,8 @@ def aligned_zeros(num_bytes: int) -> np.ndarray:
         raw = np.frombuffer(mm, dtype=np.uint8)
         start = (-raw.ctypes.data) % _HUGE_PAGE
         if hasattr(mm, "madvise") and hasattr(mmap, "MADV_HUGEPAGE"):
-            try:
+            with contextlib.suppress(OSError):  # a kernel without transparent huge pages
                 mm.madvise(mmap.MADV_HUGEPAGE, start, num_bytes)
-            except OSError:  # pragma: no cover - kernel without THP
-                pass
         return raw[start : start + num_bytes]
     raw = np.zeros(num_bytes + _CACHE_LINE, dtype=np.uint8)
     start = (-raw.ctypes.data) % _CACHE_LINE

@@ -1,0 +1,51 @@
+"""The ``bloomskip`` command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import xxhash
+
+from bloomskip.cli import main
+
+
+def test_help_lists_commands(capsys):
+    try:
+        main(["--help"])
+    except SystemExit as e:
+        assert e.code == 0
+    out = capsys.readouterr().out
+    for cmd in ("demo", "size", "hash"):
+        assert cmd in out
+
+
+def test_size_json(capsys):
+    assert main(["size", "--ndv", "1e6", "--fpp", "0.001", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    sizes = {r["policy"]: r["bytes"] for r in got["sizes"]}
+    assert sizes == {"parquet": 2 * 1024 * 1024, "putze": 4 * 1024 * 1024}
+
+
+def test_hash_widens_int16_to_int32(capsys):
+    assert main(["hash", "--type", "int16", "7"]) == 0
+    value, physical, h, _ = capsys.readouterr().out.split()
+    assert (value, physical) == ("7", "INT32")
+    assert int(h) == xxhash.xxh64_intdigest((7).to_bytes(4, "little"))
+
+
+def test_bad_input_is_a_clear_error_and_exit_2(capsys):
+    assert main(["size", "--ndv", "10", "--fpp", "1.5"]) == 2
+    assert "strictly between 0 and 1" in capsys.readouterr().err
+
+
+def test_demo_runs_as_a_console_script():
+    out = subprocess.run(
+        [sys.executable, "-m", "bloomskip.cli", "demo", "--n", "20000"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+    assert "inserted keys found" in out and "definitely absent" in out
