@@ -55,7 +55,9 @@ _DAY_NS = 86_400 * 10**9
 
 ARRAYS = st.one_of(
     *[_ints(t) for t in _INT_TYPES],
-    st.lists(st.one_of(st.none(), st.booleans()), max_size=40).map(lambda v: pa.array(v, pa.bool_())),
+    st.lists(st.one_of(st.none(), st.booleans()), max_size=40).map(
+        lambda v: pa.array(v, pa.bool_())
+    ),
     _nullable(_FLOATS64).map(lambda v: pa.array(v, pa.float64())),
     _nullable(_FLOATS32).map(lambda v: pa.array(v, pa.float32())),
     _nullable(st.floats(width=16)).map(
@@ -66,7 +68,9 @@ ARRAYS = st.one_of(
     _nullable(_TEXT).map(lambda v: pa.array(v, pa.string()).cast(pa.string_view())),
     _nullable(st.binary(max_size=100)).map(lambda v: pa.array(v, pa.binary())),
     _nullable(st.binary(max_size=100)).map(lambda v: pa.array(v, pa.large_binary())),
-    _nullable(st.binary(max_size=50)).map(lambda v: pa.array(v, pa.binary()).cast(pa.binary_view())),
+    _nullable(st.binary(max_size=50)).map(
+        lambda v: pa.array(v, pa.binary()).cast(pa.binary_view())
+    ),
     _nullable(st.binary(min_size=7, max_size=7)).map(lambda v: pa.array(v, pa.binary(7))),
     _nullable(_TEXT).map(lambda v: pa.array(v, pa.string()).dictionary_encode()),
     _nullable(st.dates()).map(lambda v: pa.array(v, pa.date32())),
