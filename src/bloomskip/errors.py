@@ -35,3 +35,10 @@ class UnsupportedTypeError(BloomskipError, TypeError):
 
 class ReadOnlyFilterError(BloomskipError, ValueError):
     """An insert into a filter that views a read-only buffer (e.g. a read-only mmap)."""
+
+
+class CorruptFileError(BloomskipError, ValueError):
+    """A file (or a structure inside it) that cannot be what it claims to be.
+
+    The message names the file when one is known, the structure and the byte offset.
+    """
