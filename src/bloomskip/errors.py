@@ -42,3 +42,7 @@ class CorruptFileError(BloomskipError, ValueError):
 
     The message names the file when one is known, the structure and the byte offset.
     """
+
+
+class UnsupportedFileError(BloomskipError, ValueError):
+    """A valid file that uses a feature bloomskip does not handle yet (e.g. encryption)."""

@@ -1,0 +1,131 @@
+"""Locate, validate and load the bloom filters of a Parquet file.
+
+A column chunk's filter is a Thrift-compact ``BloomFilterHeader`` followed by the bitset,
+at ``ColumnMetaData.bloom_filter_offset`` (field 14); ``bloom_filter_length`` (field 15,
+header + bitset) is set by every current writer but absent from files before
+parquet-format 2.10. Filters may sit after each row group (arrow-rs), after all row
+groups (Arrow C++), after the page indexes (parquet-java) or before the footer (DuckDB);
+only the offsets matter.
+
+A filter is used only if it passes every check: algorithm BLOCK, hash XXHASH,
+compression UNCOMPRESSED, ``num_bytes`` a power of two from 32 B to 128 MiB, header and
+bitset inside the file and before the footer, and ``bloom_filter_length`` (when present)
+equal to header + bitset. A filter that fails is reported with the reason and treated as
+absent - never as "value absent".
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from bloomskip.errors import CorruptFileError
+from bloomskip.parquet.footer import ColumnChunk, Footer
+from bloomskip.parquet.thrift import STRUCT, Struct, decode_struct
+from bloomskip.sbbf import Sbbf
+from bloomskip.sbbf.sizing import MAX_BYTES, MIN_BYTES
+
+#: Bytes read to find a header when ``bloom_filter_length`` is missing (a header is at
+#: most 19 bytes for standard fields; room is left for unknown ones).
+HEADER_WINDOW = 256
+
+
+@dataclass(frozen=True)
+class LoadedFilter:
+    """The outcome of loading one column chunk's filter."""
+
+    row_group: int
+    column: int
+    status: str  # "ok", "absent" (no filter) or "invalid" (unusable, see reason)
+    reason: str
+    filter: Sbbf | None = None
+    offset: int | None = None
+    length: int | None = None  # header + bitset, as found
+    header_length: int | None = None
+
+
+def _union_member(header: Struct, fid: int) -> int | None:
+    """Which member (field id) a one-member union field holds, or None."""
+    f = header.field(fid)
+    if f is None or f.type != STRUCT or len(f.value.fields) != 1:
+        return None
+    return f.value.fields[0].id
+
+
+def parse_header(buf: bytes, *, name: str = "bloom filter") -> tuple[int, int]:
+    """Validate a BloomFilterHeader at the start of ``buf``: (num_bytes, header length)."""
+    header, end = decode_struct(buf, name=name)
+    num_bytes = header.get(1)
+    if not isinstance(num_bytes, int):
+        raise CorruptFileError(f"{name}: header has no num_bytes")
+    checks = ((2, "algorithm", "BLOCK"), (3, "hash", "XXHASH"), (4, "compression", "UNCOMPRESSED"))
+    for fid, what, expected in checks:
+        member = _union_member(header, fid)
+        if member != 1:
+            raise CorruptFileError(
+                f"{name}: {what} is {'missing' if member is None else f'member {member}'}, "
+                f"only {expected} is defined"
+            )
+    if num_bytes < MIN_BYTES or num_bytes > MAX_BYTES or num_bytes & (num_bytes - 1):
+        raise CorruptFileError(
+            f"{name}: num_bytes {num_bytes} is not a power of two from 32 B to 128 MiB"
+        )
+    return num_bytes, end
+
+
+def load_filter(fh: BinaryIO, footer: Footer, chunk: ColumnChunk) -> LoadedFilter:
+    """Load and validate the filter of one column chunk; never raises for a bad filter."""
+    r, c = chunk.row_group, chunk.column
+    offset, length = chunk.bloom_filter_offset, chunk.bloom_filter_length
+    if offset is None:
+        return LoadedFilter(r, c, "absent", "no bloom filter in this column chunk")
+    label = f"{footer.path}: row group {r} column {footer.leaves[c].name} bloom filter"
+    limit = footer.footer_offset  # nothing may overlap the footer
+    try:
+        if offset < 4 or offset >= limit:
+            raise CorruptFileError(f"{label}: offset {offset} is outside the data of the file")
+        if length is not None and (length <= 0 or offset + length > limit):
+            raise CorruptFileError(
+                f"{label}: length {length} at offset {offset} runs past the data"
+            )
+        fh.seek(offset)
+        window = length if length is not None else min(HEADER_WINDOW, limit - offset)
+        head = fh.read(min(window, HEADER_WINDOW) if length is None else window)
+        num_bytes, header_len = parse_header(head, name=label)
+        total = header_len + num_bytes
+        if length is not None and length != total:
+            raise CorruptFileError(
+                f"{label}: bloom_filter_length {length} != header {header_len} + bitset {num_bytes}"
+            )
+        if offset + total > limit:
+            raise CorruptFileError(f"{label}: bitset of {num_bytes} B runs past the data")
+        if length is not None:
+            bitset = head[header_len:total]
+        else:
+            fh.seek(offset + header_len)
+            bitset = fh.read(num_bytes)
+        if len(bitset) != num_bytes:
+            raise CorruptFileError(f"{label}: file ends inside the bitset")
+    except CorruptFileError as e:
+        return LoadedFilter(r, c, "invalid", str(e), offset=offset, length=length)
+    return LoadedFilter(
+        r, c, "ok", "bloom filter", Sbbf.from_bytes(bitset), offset, total, header_len
+    )
+
+
+def read_bloom_filters(
+    path: str | os.PathLike, footer: Footer | None = None, columns: list[str] | None = None
+) -> list[LoadedFilter]:
+    """Every (row group, column) filter of a file, in file order, loaded and validated."""
+    from bloomskip.parquet.footer import read_footer
+
+    with open(path, "rb") as fh:
+        footer = footer or read_footer(fh, name=os.fspath(path))
+        wanted = None if columns is None else {footer.leaf(c).index for c in columns}
+        return [
+            load_filter(fh, footer, chunk)
+            for rg in footer.row_groups
+            for chunk in rg.columns
+            if wanted is None or chunk.column in wanted
+        ]

@@ -1,0 +1,220 @@
+"""Parquet file layout: magic, footer, schema leaves and column chunks, from our own parse.
+
+``read_footer`` reads ``FileMetaData`` with the byte-preserving Thrift codec
+(:mod:`.thrift`) so that the footer can be edited and written back (bloom filter offsets)
+without losing fields a newer writer added. It exposes what bloom filter work needs:
+each leaf column's physical type, type length and logical type, and each column chunk's
+codec, encodings, page offsets and bloom filter location.
+
+Field ids follow ``parquet.thrift`` (apache/parquet-format).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from bloomskip.errors import CorruptFileError, UnsupportedFileError
+from bloomskip.hashing.physical import PhysicalType
+from bloomskip.parquet.thrift import Struct, decode_struct
+
+MAGIC = b"PAR1"
+ENCRYPTED_MAGIC = b"PARE"
+#: Largest footer we agree to read (a footer of 4 GiB is a hostile file, not a big one).
+MAX_FOOTER_BYTES = 512 * 1024 * 1024
+
+_PHYSICAL = [
+    PhysicalType.BOOLEAN,
+    PhysicalType.INT32,
+    PhysicalType.INT64,
+    PhysicalType.INT96,
+    PhysicalType.FLOAT,
+    PhysicalType.DOUBLE,
+    PhysicalType.BYTE_ARRAY,
+    PhysicalType.FIXED_LEN_BYTE_ARRAY,
+]
+CODECS = ["UNCOMPRESSED", "SNAPPY", "GZIP", "LZO", "BROTLI", "LZ4", "ZSTD", "LZ4_RAW"]
+
+
+@dataclass(frozen=True)
+class LeafColumn:
+    """A leaf of the schema: one column chunk per row group."""
+
+    index: int
+    path: tuple[str, ...]
+    physical_type: PhysicalType | None  # None for a type code this reader does not know
+    type_length: int | None
+    element: Struct  # the SchemaElement, for logical/converted type, scale, precision
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.path)
+
+
+@dataclass(frozen=True)
+class ColumnChunk:
+    row_group: int
+    column: int
+    meta: Struct | None  # ColumnMetaData (None when absent, e.g. encrypted)
+
+    def _get(self, fid: int):
+        return None if self.meta is None else self.meta.get(fid)
+
+    @property
+    def codec(self) -> str:
+        c = self._get(4)
+        return CODECS[c] if isinstance(c, int) and 0 <= c < len(CODECS) else f"codec {c}"
+
+    @property
+    def num_values(self) -> int | None:
+        return self._get(5)
+
+    @property
+    def bloom_filter_offset(self) -> int | None:
+        return self._get(14)
+
+    @property
+    def bloom_filter_length(self) -> int | None:
+        return self._get(15)
+
+    @property
+    def data_page_offset(self) -> int | None:
+        return self._get(9)
+
+    @property
+    def dictionary_page_offset(self) -> int | None:
+        return self._get(11)
+
+    @property
+    def total_compressed_size(self) -> int | None:
+        return self._get(7)
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    index: int
+    num_rows: int
+    first_row: int
+    columns: list[ColumnChunk]
+
+
+@dataclass
+class Footer:
+    """The parsed footer of one Parquet file."""
+
+    path: str
+    file_size: int
+    footer_offset: int  # where FileMetaData starts
+    footer_length: int
+    metadata: Struct
+    leaves: list[LeafColumn]
+    row_groups: list[RowGroup]
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.metadata.get(3) or 0)
+
+    @property
+    def created_by(self) -> str | None:
+        v = self.metadata.get(6)
+        return v.decode("utf-8", "replace") if isinstance(v, bytes) else None
+
+    def leaf(self, name: str) -> LeafColumn:
+        for leaf in self.leaves:
+            if leaf.name == name or (len(leaf.path) == 1 and leaf.path[0] == name):
+                return leaf
+        names = ", ".join(leaf.name for leaf in self.leaves[:20])
+        raise KeyError(f"{self.path}: no column {name!r}; columns are: {names}")
+
+
+def read_footer(source: str | os.PathLike | BinaryIO, *, name: str | None = None) -> Footer:
+    """Parse the footer of a Parquet file (a path or a binary file object)."""
+    if isinstance(source, str | os.PathLike):
+        with open(source, "rb") as fh:
+            return read_footer(fh, name=name or os.fspath(source))
+    fh = source
+    label = name or getattr(fh, "name", "<parquet>")
+    fh.seek(0, os.SEEK_END)
+    size = fh.tell()
+    if size < 12:
+        raise CorruptFileError(f"{label}: {size} bytes is too small for a Parquet file")
+    fh.seek(0)
+    head = fh.read(4)
+    fh.seek(size - 8)
+    tail = fh.read(8)
+    (footer_len,) = struct.unpack("<I", tail[:4])
+    if tail[4:] == ENCRYPTED_MAGIC or head == ENCRYPTED_MAGIC:
+        raise UnsupportedFileError(f"{label}: encrypted Parquet files are not supported yet")
+    if head != MAGIC or tail[4:] != MAGIC:
+        raise CorruptFileError(f"{label}: not a Parquet file (magic {head!r} / {tail[4:]!r})")
+    if footer_len > size - 12 or footer_len > MAX_FOOTER_BYTES:
+        raise CorruptFileError(
+            f"{label}: footer length {footer_len} does not fit in a file of {size} bytes"
+        )
+    start = size - 8 - footer_len
+    fh.seek(start)
+    raw = fh.read(footer_len)
+    meta, _ = decode_struct(raw, name=f"{label} footer")
+    if meta.get(8) is not None:  # encryption_algorithm: plaintext footer, encrypted columns
+        raise UnsupportedFileError(f"{label}: encrypted Parquet files are not supported yet")
+    leaves = _leaves(meta, label)
+    groups = _row_groups(meta, leaves, label)
+    return Footer(label, size, start, footer_len, meta, leaves, groups)
+
+
+def _leaves(meta: Struct, label: str) -> list[LeafColumn]:
+    schema = meta.get(2)
+    if schema is None or not schema.items:
+        raise CorruptFileError(f"{label}: footer has no schema")
+    elements = schema.items
+    leaves: list[LeafColumn] = []
+    # Depth-first walk; the first element is the root. Iterative, so hostile
+    # num_children values cannot recurse deeply or loop.
+    stack: list[tuple[tuple[str, ...], int]] = [((), _num_children(elements[0]))]
+    i = 1
+    while stack and i < len(elements):
+        path, remaining = stack.pop()
+        if remaining <= 0:
+            continue
+        stack.append((path, remaining - 1))
+        el = elements[i]
+        i += 1
+        nm = el.get(4)
+        name = nm.decode("utf-8", "replace") if isinstance(nm, bytes) else f"_{i}"
+        children = _num_children(el)
+        if children > 0:
+            stack.append(((*path, name), children))
+        else:
+            code = el.get(1)
+            ptype = _PHYSICAL[code] if isinstance(code, int) and 0 <= code < 8 else None
+            leaves.append(LeafColumn(len(leaves), (*path, name), ptype, el.get(2), el))
+    return leaves
+
+
+def _num_children(el: Struct) -> int:
+    n = el.get(5)
+    return n if isinstance(n, int) and n > 0 else 0
+
+
+def _row_groups(meta: Struct, leaves: list[LeafColumn], label: str) -> list[RowGroup]:
+    out: list[RowGroup] = []
+    first = 0
+    groups = meta.get(4)
+    for r, rg in enumerate(groups.items if groups is not None else []):
+        num_rows = rg.get(3)
+        if not isinstance(num_rows, int) or num_rows < 0:
+            raise CorruptFileError(f"{label}: row group {r} has no valid num_rows")
+        cols = rg.get(1)
+        chunks = []
+        for c, cc in enumerate(cols.items if cols is not None else []):
+            md = cc.get(3) if isinstance(cc, Struct) else None
+            chunks.append(ColumnChunk(r, c, md if isinstance(md, Struct) else None))
+        if len(chunks) != len(leaves):
+            raise CorruptFileError(
+                f"{label}: row group {r} has {len(chunks)} column chunks for {len(leaves)} columns"
+            )
+        out.append(RowGroup(r, num_rows, first, chunks))
+        first += num_rows
+    return out
