@@ -172,3 +172,28 @@ def test_hostile_files(pyarrow_file, tmp_path, mutate, error, message):
     with pytest.raises(error, match=message) as info:
         read_footer(bad)
     assert "hostile.parquet" in str(info.value)
+
+
+def test_inspect_reports_every_chunk(pyarrow_file, capsys):
+    import json
+
+    from bloomskip.cli import main
+
+    assert main(["inspect", str(pyarrow_file), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["num_rows"] == 4000 and len(report["row_groups"]) == 4
+    for rg in report["row_groups"]:
+        by_col = {c["column"]: c for c in rg["columns"]}
+        assert by_col["id"]["filter"] == "ok" and by_col["id"]["bytes"] >= 32
+        assert 0 < by_col["user"]["fill_ratio"] < 1
+        assert by_col["user"]["estimated_ndv"] == pytest.approx(1000, rel=0.1)
+        assert by_col["id"]["placement"] == "after all row groups"  # Arrow C++ layout
+    assert main(["inspect", str(pyarrow_file)]) == 0
+    assert "user" in capsys.readouterr().out
+
+
+def test_inspect_missing_file_is_exit_2(tmp_path, capsys):
+    from bloomskip.cli import main
+
+    assert main(["inspect", str(tmp_path / "missing.parquet")]) == 2
+    assert "missing.parquet" in capsys.readouterr().err

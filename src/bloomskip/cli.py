@@ -83,6 +83,38 @@ def _cmd_hash(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from bloomskip.parquet.inspect import inspect_file
+
+    report = inspect_file(args.file)
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(
+        f"{report['file']}: {report['num_rows']:,} rows in {len(report['row_groups'])} "
+        f"row groups, written by {report['created_by']}"
+    )
+    header = (
+        f"{'rg':>4} {'column':24} {'filter':8} {'bytes':>10} {'fill':>6} {'~ndv':>10} {'fpp':>9}"
+    )
+    print(header)
+    for rg in report["row_groups"]:
+        for c in rg["columns"]:
+            if c["filter"] == "ok":
+                print(
+                    f"{rg['row_group']:>4} {c['column'][:24]:24} {'yes':8} {c['bytes']:>10,} "
+                    f"{c['fill_ratio']:>6.3f} {c['estimated_ndv'] or 0:>10,} "
+                    f"{c['predicted_fpp']:>9.2g}"
+                )
+            else:
+                shown = "no" if c["filter"] == "absent" else "INVALID"
+                print(
+                    f"{rg['row_group']:>4} {c['column'][:24]:24} {shown:8}"
+                    + ("" if c["filter"] == "absent" else f"  {c['reason']}")
+                )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bloomskip",
@@ -108,6 +140,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=_cmd_size)
 
+    i = sub.add_parser(
+        "inspect",
+        help="the bloom filters of a Parquet file: per row group and column",
+        description="For every row group and column: whether a bloom filter is there "
+        "(or why it is unusable), its size, fill ratio, estimated distinct values, "
+        "predicted false-positive rate and position in the file.",
+        epilog="example: bloomskip inspect events.parquet --json | jq '.row_groups[0]'",
+    )
+    i.add_argument("file", help="a Parquet file")
+    i.add_argument("--json", action="store_true", help="print one JSON object")
+    i.set_defaults(func=_cmd_inspect)
+
     h = sub.add_parser(
         "hash",
         help="the 64-bit hash a Parquet bloom filter stores for values",
@@ -127,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except BloomskipError as e:
+    except (BloomskipError, OSError, KeyError) as e:
         print(f"bloomskip: error: {e}", file=sys.stderr)
         return 2
 

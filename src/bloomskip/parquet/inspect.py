@@ -1,0 +1,67 @@
+"""What bloom filters a Parquet file holds: per row group and column, with statistics."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from bloomskip.parquet.bloom import load_filter
+from bloomskip.parquet.footer import read_footer
+
+
+def inspect_file(path: str | os.PathLike) -> dict[str, Any]:
+    """A JSON-ready description of every column chunk's bloom filter in ``path``."""
+    with open(path, "rb") as fh:
+        footer = read_footer(fh, name=os.fspath(path))
+        units = []
+        for rg in footer.row_groups:
+            cols = []
+            for chunk in rg.columns:
+                leaf = footer.leaves[chunk.column]
+                lf = load_filter(fh, footer, chunk)
+                entry: dict[str, Any] = {
+                    "column": leaf.name,
+                    "physical_type": leaf.physical_type.value if leaf.physical_type else None,
+                    "filter": lf.status,
+                    "reason": lf.reason,
+                    "offset": lf.offset,
+                    "length": lf.length,
+                }
+                if lf.filter is not None:
+                    f = lf.filter
+                    fill = f.fill_ratio()
+                    entry.update(
+                        bytes=f.num_bytes,
+                        fill_ratio=round(fill, 6),
+                        estimated_ndv=None if fill >= 1.0 else round(f.estimated_ndv()),
+                        predicted_fpp=f.predicted_fpp(),
+                        placement=_placement(lf.offset, rg, footer),
+                    )
+                cols.append(entry)
+            units.append(
+                {
+                    "row_group": rg.index,
+                    "first_row": rg.first_row,
+                    "num_rows": rg.num_rows,
+                    "columns": cols,
+                }  # fmt: skip
+            )
+    return {
+        "file": os.fspath(path),
+        "file_size": footer.file_size,
+        "created_by": footer.created_by,
+        "num_rows": footer.num_rows,
+        "row_groups": units,
+    }
+
+
+def _placement(offset: int | None, rg, footer) -> str:
+    """Where the filter sits: after its row group's data, or after all row groups."""
+    if offset is None:
+        return "unknown"
+    last_data = max(
+        (c.data_page_offset or 0) + (c.total_compressed_size or 0)
+        for g in footer.row_groups
+        for c in g.columns
+    )
+    return "after all row groups" if offset >= last_data else "between row groups"
