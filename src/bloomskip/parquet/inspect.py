@@ -44,7 +44,7 @@ def inspect_file(path: str | os.PathLike) -> dict[str, Any]:
                     "first_row": rg.first_row,
                     "num_rows": rg.num_rows,
                     "columns": cols,
-                }  # fmt: skip
+                }
             )
     return {
         "file": os.fspath(path),
@@ -60,7 +60,7 @@ def _placement(offset: int | None, rg, footer) -> str:
     if offset is None:
         return "unknown"
     last_data = max(
-        (c.data_page_offset or 0) + (c.total_compressed_size or 0)
+        (c.dictionary_page_offset or c.data_page_offset or 0) + (c.total_compressed_size or 0)
         for g in footer.row_groups
         for c in g.columns
     )
