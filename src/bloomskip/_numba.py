@@ -6,7 +6,8 @@ Importing this module before any kernel compiles does three things:
   eight-word mask of an SBBF block be computed and OR-ed with vector instructions;
 * provides ``load_u64`` / ``load_u32``: little-endian loads at any byte offset of a
   ``uint8`` array (one unaligned load, not eight byte loads);
-* provides ``prefetch``: a hint that a block of the filter will be touched soon.
+* provides ``prefetch`` / ``prefetch_read``: hints that a block of the filter will be
+  written, or input bytes read, soon.
 
 Kernels are compiled with ``cache=True``; numba stores them next to the sources or,
 when that folder is read-only, in ``NUMBA_CACHE_DIR`` / the user cache folder.
@@ -67,19 +68,36 @@ def load_u32(typingctx, data, idx):
     return types.uint32(data, idx), codegen
 
 
-@intrinsic
-def prefetch(typingctx, arr, idx):
-    """Hint the CPU to bring ``arr[idx]`` into cache for writing (no effect on results)."""
-    if not isinstance(arr, types.Array):
-        return None
-
+def _prefetch_codegen(rw):
     def codegen(context, builder, sig, args):
         ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+        # (address, rw: 0 read / 1 write, locality 3 = keep in all levels, data cache)
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(rw), i32(3), i32(1)])
         return context.get_dummy_value()
 
-    return types.void(arr, idx), codegen
+    return codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Hint the CPU to bring ``arr[idx]`` into cache for writing (no effect on results)."""
+    if not isinstance(arr, types.Array):
+        return None
+    return types.void(arr, idx), _prefetch_codegen(1)
+
+
+@intrinsic
+def prefetch_read(typingctx, arr, idx):
+    """Hint the CPU to bring ``arr[idx]`` into cache for reading (no effect on results).
+
+    ``idx`` must lie inside ``arr``. LLVM does not vectorize a loop that prefetches, which
+    the row-parallel hash relies on to keep its strided loads scalar (see
+    :func:`bloomskip.hashing.kernels.xxh64_rows`).
+    """
+    if not isinstance(arr, types.Array):
+        return None
+    return types.void(arr, idx), _prefetch_codegen(0)

@@ -11,8 +11,10 @@ Filter"):
 Insert ORs ``1 << bit_j`` into word ``j`` of the block; check is true when all eight
 bits are set. The loops are written so that LLVM's SLP vectorizer turns the eight
 lanes into vector instructions, and the fused kernels work in two phases: hash a
-chunk of :data:`CHUNK` values into a small buffer, then insert/check that chunk while
-prefetching the block :data:`PREFETCH_DISTANCE` hashes ahead.
+chunk of :data:`~bloomskip.hashing.kernels.CHUNK` values into a small buffer (strings
+through :func:`~bloomskip.hashing.kernels.hash_var_chunk`, row-parallel when they are
+equal in length), then insert/check that chunk while prefetching the block
+:data:`PREFETCH_DISTANCE` hashes ahead.
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ import numpy as np
 from numba import njit
 
 from bloomskip._numba import KERNEL, prefetch
-from bloomskip.hashing.kernels import hash_bytes, xxh64_word
+from bloomskip.hashing.kernels import (
+    CHUNK,
+    hash_rows_chunk,
+    hash_var_chunk,
+    new_scratch,
+    xxh64_word,
+)
 
 #: The eight odd salts of the Parquet SBBF (parquet-format BloomFilter.md).
 SALT = np.array(
@@ -39,8 +47,6 @@ SALT = np.array(
 )
 _SALT64 = SALT.astype(np.uint64)
 
-#: Values hashed per batch in the fused kernels (the buffer stays in L1).
-CHUNK = 2048
 #: How many hashes ahead the insert/check loops prefetch their block.
 PREFETCH_DISTANCE = 16
 
@@ -75,18 +81,24 @@ def _check_one(words, num_blocks, h):
 
 @njit(inline="always")
 def _insert_batch(words, num_blocks, hashes, n):
-    for i in range(n):
-        if i + PREFETCH_DISTANCE < n:
-            prefetch(words, block_index(hashes[i + PREFETCH_DISTANCE], num_blocks) * _U64(8))
+    # Two loops rather than a bounds test per hash: prefetch while a hash lies
+    # PREFETCH_DISTANCE ahead, then the tail without.
+    head = max(n - PREFETCH_DISTANCE, 0)
+    for i in range(head):
+        prefetch(words, block_index(hashes[i + PREFETCH_DISTANCE], num_blocks) * _U64(8))
+        _insert_one(words, num_blocks, hashes[i])
+    for i in range(head, n):
         _insert_one(words, num_blocks, hashes[i])
 
 
 @njit(inline="always")
-def _check_batch(words, num_blocks, hashes, n, out, out_start):
-    for i in range(n):
-        if i + PREFETCH_DISTANCE < n:
-            prefetch(words, block_index(hashes[i + PREFETCH_DISTANCE], num_blocks) * _U64(8))
-        out[out_start + i] = _check_one(words, num_blocks, hashes[i])
+def _check_batch(words, num_blocks, hashes, n, out):
+    head = max(n - PREFETCH_DISTANCE, 0)
+    for i in range(head):
+        prefetch(words, block_index(hashes[i + PREFETCH_DISTANCE], num_blocks) * _U64(8))
+        out[i] = _check_one(words, num_blocks, hashes[i])
+    for i in range(head, n):
+        out[i] = _check_one(words, num_blocks, hashes[i])
 
 
 @njit(**KERNEL)
@@ -98,10 +110,14 @@ def insert_hashes(words, hashes):
 @njit(**KERNEL)
 def check_hashes(words, hashes, out):
     """``out[i]`` = the filter may contain ``hashes[i]``."""
-    _check_batch(words, _U64(words.shape[0] // 8), hashes, hashes.shape[0], out, 0)
+    _check_batch(words, _U64(words.shape[0] // 8), hashes, hashes.shape[0], out)
 
 
 # --- fused kernels: fixed-width words (BOOLEAN, INT32, INT64, FLOAT, DOUBLE) ---------
+#
+# Each chunk is read through a slice view (``values[s:s+m]``) indexed from 0: numba
+# cannot prove ``s + i`` non-negative, and the negative-index wrap it then emits on
+# every access stops LLVM from vectorizing the hash loop (it fell back to gathers).
 
 
 @njit(**KERNEL)
@@ -112,8 +128,9 @@ def insert_words(words, values):
     n = values.shape[0]
     for s in range(0, n, CHUNK):
         m = min(CHUNK, n - s)
+        chunk = values[s : s + m]
         for i in range(m):
-            buf[i] = xxh64_word(values[s + i])
+            buf[i] = xxh64_word(chunk[i])
         _insert_batch(words, nb, buf, m)
 
 
@@ -125,9 +142,10 @@ def check_words(words, values, out):
     n = values.shape[0]
     for s in range(0, n, CHUNK):
         m = min(CHUNK, n - s)
+        chunk = values[s : s + m]
         for i in range(m):
-            buf[i] = xxh64_word(values[s + i])
-        _check_batch(words, nb, buf, m, out, s)
+            buf[i] = xxh64_word(chunk[i])
+        _check_batch(words, nb, buf, m, out[s : s + m])
 
 
 # --- fused kernels: fixed-width byte strings (INT96, FIXED_LEN_BYTE_ARRAY) ----------
@@ -137,10 +155,10 @@ def check_words(words, values, out):
 def insert_rows(words, data, width, n, algo):
     nb = _U64(words.shape[0] // 8)
     buf = np.empty(CHUNK, np.uint64)
+    scratch = new_scratch()
     for s in range(0, n, CHUNK):
         m = min(CHUNK, n - s)
-        for i in range(m):
-            buf[i] = hash_bytes(data, (s + i) * width, width, algo)
+        hash_rows_chunk(data, s * width, width, buf[:m], algo, scratch)
         _insert_batch(words, nb, buf, m)
 
 
@@ -148,11 +166,11 @@ def insert_rows(words, data, width, n, algo):
 def check_rows(words, data, width, n, algo, out):
     nb = _U64(words.shape[0] // 8)
     buf = np.empty(CHUNK, np.uint64)
+    scratch = new_scratch()
     for s in range(0, n, CHUNK):
         m = min(CHUNK, n - s)
-        for i in range(m):
-            buf[i] = hash_bytes(data, (s + i) * width, width, algo)
-        _check_batch(words, nb, buf, m, out, s)
+        hash_rows_chunk(data, s * width, width, buf[:m], algo, scratch)
+        _check_batch(words, nb, buf, m, out[s : s + m])
 
 
 # --- fused kernels: variable-length byte strings (BYTE_ARRAY, Arrow offsets + data) --
@@ -162,12 +180,11 @@ def check_rows(words, data, width, n, algo, out):
 def insert_var(words, offsets, data, algo):
     nb = _U64(words.shape[0] // 8)
     buf = np.empty(CHUNK, np.uint64)
+    scratch = new_scratch()
     n = offsets.shape[0] - 1
     for s in range(0, n, CHUNK):
         m = min(CHUNK, n - s)
-        for i in range(m):
-            a = offsets[s + i]
-            buf[i] = hash_bytes(data, a, offsets[s + i + 1] - a, algo)
+        hash_var_chunk(offsets[s : s + m + 1], data, buf[:m], algo, scratch)
         _insert_batch(words, nb, buf, m)
 
 
@@ -175,10 +192,9 @@ def insert_var(words, offsets, data, algo):
 def check_var(words, offsets, data, algo, out):
     nb = _U64(words.shape[0] // 8)
     buf = np.empty(CHUNK, np.uint64)
+    scratch = new_scratch()
     n = offsets.shape[0] - 1
     for s in range(0, n, CHUNK):
         m = min(CHUNK, n - s)
-        for i in range(m):
-            a = offsets[s + i]
-            buf[i] = hash_bytes(data, a, offsets[s + i + 1] - a, algo)
-        _check_batch(words, nb, buf, m, out, s)
+        hash_var_chunk(offsets[s : s + m + 1], data, buf[:m], algo, scratch)
+        _check_batch(words, nb, buf, m, out[s : s + m])
