@@ -7,6 +7,12 @@ import shutil
 import sys
 
 import pytest
+from hypothesis import settings
+
+# Kernels compile on first use (seconds with a cold numba cache, as in CI): time limits
+# per example would fail on compilation, not on bloomskip. Tests check correctness only.
+settings.register_profile("bloomskip", deadline=None)
+settings.load_profile("bloomskip")
 
 # Workers must run this interpreter (with pyarrow); bind to loopback, no hostname lookup.
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
