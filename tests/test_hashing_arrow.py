@@ -192,6 +192,18 @@ def test_types_without_encoding_are_typed_errors(arr):
         hash_values(arr)
 
 
+def test_float32_values_widen_exactly_for_a_double_column():
+    got = hash_values(pa.array([1.5, -0.0], pa.float32()), physical=PhysicalSpec(P.DOUBLE))
+    assert got.tolist() == _x(struct.pack("<d", 1.5), struct.pack("<d", -0.0))
+
+
+def test_wide_integers_that_do_not_fit_int32_are_refused_not_wrapped():
+    with pytest.raises(InvalidParameterError, match="32-bit range"):
+        hash_values(pa.array([2**40]), physical=PhysicalSpec(P.INT32))
+    ok = hash_values(pa.array([-1, 2**32 - 1]), physical=PhysicalSpec(P.INT32))
+    assert ok.tolist() == _x(b"\xff" * 4, b"\xff" * 4)
+
+
 def test_mismatched_physical_spec_is_a_typed_error():
     with pytest.raises(UnsupportedTypeError, match="as Parquet BYTE_ARRAY"):
         hash_values(pa.array([1]), physical=PhysicalSpec(P.BYTE_ARRAY))

@@ -257,6 +257,7 @@ def to_physical(arr: pa.Array, spec: PhysicalSpec) -> PlainValues:
     if pt in (P.INT32, P.INT64):
         ints = _integers_for(arr, spec)
         if pt is P.INT32:
+            _require_32_bits(ints, arr.type)
             return Words(_truncate(ints, np.uint32))
         return Words(_truncate(ints, np.uint64))
     if pt is P.FLOAT and pa.types.is_floating(t) and not pa.types.is_float16(t):
@@ -267,7 +268,9 @@ def to_physical(arr: pa.Array, spec: PhysicalSpec) -> PlainValues:
             )
         return Words(_fixed_numpy(arr, np.float32).view(np.uint32))
     if pt is P.DOUBLE and pa.types.is_floating(t) and not pa.types.is_float16(t):
-        return Words(_fixed_numpy(arr, np.float64).astype(np.float64).view(np.uint64))
+        # Read with the array's own width (float32 -> float64 is exact), then widen.
+        values = _fixed_numpy(arr, t.to_pandas_dtype()).astype(np.float64)
+        return Words(values.view(np.uint64))
     if pt is P.INT96 and pa.types.is_timestamp(t):
         nanos = _rescale(_fixed_numpy(arr, np.int64), t.unit, "ns")
         days = np.floor_divide(nanos, _NANOS_PER_DAY)
@@ -310,6 +313,16 @@ def _integers_for(arr: pa.Array, spec: PhysicalSpec) -> np.ndarray:
         f"cannot hash Arrow {t} as Parquet {spec.physical_type.value}; the default for "
         f"{t} is {parquet_spec(t).physical_type.value}"
     )
+
+
+def _require_32_bits(ints: np.ndarray, t: pa.DataType) -> None:
+    """INT32 holds int32 values, or uint32 bits: anything wider would hash another value."""
+    if ints.dtype.itemsize <= 4 or ints.size == 0:
+        return
+    if ints.min() < -(2**31) or ints.max() > 2**32 - 1:
+        raise InvalidParameterError(
+            f"{t} values outside the 32-bit range cannot be stored in an INT32 column"
+        )
 
 
 def _truncate(ints: np.ndarray, unsigned: type) -> np.ndarray:

@@ -91,7 +91,7 @@ def load_filter(fh: BinaryIO, footer: Footer, chunk: ColumnChunk) -> LoadedFilte
             )
         fh.seek(offset)
         window = length if length is not None else min(HEADER_WINDOW, limit - offset)
-        head = fh.read(min(window, HEADER_WINDOW) if length is None else window)
+        head = fh.read(window)
         num_bytes, header_len = parse_header(head, name=label)
         total = header_len + num_bytes
         if length is not None and length != total:

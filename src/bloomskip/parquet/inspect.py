@@ -13,6 +13,7 @@ def inspect_file(path: str | os.PathLike) -> dict[str, Any]:
     """A JSON-ready description of every column chunk's bloom filter in ``path``."""
     with open(path, "rb") as fh:
         footer = read_footer(fh, name=os.fspath(path))
+        data_end = _end_of_row_group_data(footer)
         units = []
         for rg in footer.row_groups:
             cols = []
@@ -35,7 +36,11 @@ def inspect_file(path: str | os.PathLike) -> dict[str, Any]:
                         fill_ratio=round(fill, 6),
                         estimated_ndv=None if fill >= 1.0 else round(f.estimated_ndv()),
                         predicted_fpp=f.predicted_fpp(),
-                        placement=_placement(lf.offset, rg, footer),
+                        placement=(
+                            "after all row groups"
+                            if lf.offset >= data_end
+                            else "between row groups"
+                        ),
                     )
                 cols.append(entry)
             units.append(
@@ -55,13 +60,13 @@ def inspect_file(path: str | os.PathLike) -> dict[str, Any]:
     }
 
 
-def _placement(offset: int | None, rg, footer) -> str:
-    """Where the filter sits: after its row group's data, or after all row groups."""
-    if offset is None:
-        return "unknown"
-    last_data = max(
-        (c.dictionary_page_offset or c.data_page_offset or 0) + (c.total_compressed_size or 0)
-        for g in footer.row_groups
-        for c in g.columns
+def _end_of_row_group_data(footer) -> int:
+    """First byte after the last column chunk's pages (a chunk starts at its dictionary)."""
+    return max(
+        (
+            (c.dictionary_page_offset or c.data_page_offset or 0) + (c.total_compressed_size or 0)
+            for g in footer.row_groups
+            for c in g.columns
+        ),
+        default=0,
     )
-    return "after all row groups" if offset >= last_data else "between row groups"

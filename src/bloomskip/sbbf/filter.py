@@ -289,12 +289,8 @@ class Sbbf:
         fill = self.fill_ratio()
         if fill == 0.0:
             return max_folds
-        q = 1.0 - fill
         folds = 0
-        for _ in range(max_folds):
-            q *= q
-            if (1.0 - q) ** 8 > target_fpp:
-                break
+        while folds < max_folds and sizing.fpp_after_folds(fill, folds + 1) <= target_fpp:
             folds += 1
         return folds
 
