@@ -47,6 +47,10 @@ class LeafColumn:
     physical_type: PhysicalType | None  # None for a type code this reader does not know
     type_length: int | None
     element: Struct  # the SchemaElement, for logical/converted type, scale, precision
+    #: the leaf or one of its ancestors is REPEATED (a list element, a map key or value)
+    repeated: bool = False
+    #: the leaf and all its ancestors are REQUIRED, so it is never null
+    required: bool = False
 
     @property
     def name(self) -> str:
@@ -171,25 +175,36 @@ def _leaves(meta: Struct, label: str) -> list[LeafColumn]:
     elements = schema.items
     leaves: list[LeafColumn] = []
     # Depth-first walk; the first element is the root. Iterative, so hostile
-    # num_children values cannot recurse deeply or loop.
-    stack: list[tuple[tuple[str, ...], int]] = [((), _num_children(elements[0]))]
+    # num_children values cannot recurse deeply or loop. Each stack entry carries the
+    # group's path, its children left to read, and whether the group is repeated /
+    # required all the way up.
+    stack: list[tuple[tuple[str, ...], int, bool, bool]] = [
+        ((), _num_children(elements[0]), False, True)
+    ]
     i = 1
     while stack and i < len(elements):
-        path, remaining = stack.pop()
+        path, remaining, repeated, required = stack.pop()
         if remaining <= 0:
             continue
-        stack.append((path, remaining - 1))
+        stack.append((path, remaining - 1, repeated, required))
         el = elements[i]
         i += 1
         nm = el.get(4)
         name = nm.decode("utf-8", "replace") if isinstance(nm, bytes) else f"_{i}"
+        rep = el.get(3)  # FieldRepetitionType: 0 REQUIRED, 1 OPTIONAL, 2 REPEATED
+        is_repeated = repeated or rep == 2
+        is_required = required and rep == 0
         children = _num_children(el)
         if children > 0:
-            stack.append(((*path, name), children))
+            stack.append(((*path, name), children, is_repeated, is_required))
         else:
             code = el.get(1)
             ptype = _PHYSICAL[code] if isinstance(code, int) and 0 <= code < 8 else None
-            leaves.append(LeafColumn(len(leaves), (*path, name), ptype, el.get(2), el))
+            leaves.append(
+                LeafColumn(
+                    len(leaves), (*path, name), ptype, el.get(2), el, is_repeated, is_required
+                )
+            )
     return leaves
 
 
