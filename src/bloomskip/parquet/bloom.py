@@ -22,9 +22,9 @@ from typing import BinaryIO
 
 from bloomskip.errors import CorruptFileError
 from bloomskip.parquet.footer import ColumnChunk, Footer
-from bloomskip.parquet.thrift import STRUCT, Struct, decode_struct
+from bloomskip.parquet.thrift import I32, STRUCT, Struct, decode_struct, encode_struct
 from bloomskip.sbbf import Sbbf
-from bloomskip.sbbf.sizing import MAX_BYTES, MIN_BYTES
+from bloomskip.sbbf.sizing import MAX_BYTES, MIN_BYTES, validate_num_bytes
 
 #: Bytes read to find a header when ``bloom_filter_length`` is missing (a header is at
 #: most 19 bytes for standard fields; room is left for unknown ones).
@@ -72,6 +72,25 @@ def parse_header(buf: bytes, *, name: str = "bloom filter") -> tuple[int, int]:
             f"{name}: num_bytes {num_bytes} is not a power of two from 32 B to 128 MiB"
         )
     return num_bytes, end
+
+
+def encode_header(num_bytes: int) -> bytes:
+    """The canonical BloomFilterHeader for a bitset of ``num_bytes``, as every writer emits it.
+
+    ``numBytes`` (field 1, i32), then the three one-member unions ``algorithm`` = BLOCK,
+    ``hash`` = XXHASH and ``compression`` = UNCOMPRESSED (fields 2-4, each member 1, an
+    empty struct): ``15 <zigzag varint numBytes> 1c 1c 00 00 1c 1c 00 00 1c 1c 00 00 00``,
+    15 to 19 bytes. Raises ``InvalidFilterSizeError`` unless ``num_bytes`` is a power of
+    two from 32 B to 128 MiB.
+    """
+    validate_num_bytes(num_bytes)
+    header = Struct()
+    header.set(1, I32, num_bytes)
+    for fid in (2, 3, 4):  # algorithm, hash, compression: member 1 of each union
+        member = Struct()
+        member.set(1, STRUCT, Struct())
+        header.set(fid, STRUCT, member)
+    return encode_struct(header)
 
 
 def load_filter(fh: BinaryIO, footer: Footer, chunk: ColumnChunk) -> LoadedFilter:
