@@ -1,0 +1,646 @@
+"""Write Parquet bloom filters: add them to existing files, or write new files with them.
+
+This module owns the *writing* side of bloomskip's Parquet support:
+
+* :func:`add_bloom_filters` adds Split Block Bloom Filters to an existing file **without
+  re-encoding a single page**. The file is rewritten as::
+
+      [the bytes before the old footer, copied unchanged]
+      [BloomFilterHeader + bitset] ... one per new filter
+      [the old FileMetaData, with ColumnMetaData.bloom_filter_offset/length set]
+      [4-byte little-endian footer length] PAR1
+
+  The footer goes through bloomskip's byte-preserving Thrift codec
+  (:mod:`bloomskip.parquet.thrift`), so every field of the old footer - known or not - is
+  written back byte for byte; only fields 14 (``bloom_filter_offset``, i64) and 15
+  (``bloom_filter_length``, i32, header + bitset) of the chosen ``ColumnMetaData`` change.
+* :func:`write_table` writes a table with ``pyarrow.parquet.write_table`` and then adds
+  the filters with the same code, after the last row group.
+
+Each filter follows the Parquet spec (parquet-format ``BloomFilter.md``) and is what
+arrow-rs, parquet-java, Arrow C++ and DuckDB would build for the same values: the values
+are hashed as the file *stores* them (its physical type, FLBA length and time unit, from
+:func:`bloomskip.parquet.schema.column_type`, never from the Arrow type pyarrow reads
+back), the exact number of distinct hashes sizes the bitset with the "parquet" policy
+(``bits = -8 ndv / ln(1 - fpp^(1/8))``, rounded up to a power of two, 32 B to 128 MiB),
+and the header is the canonical one (:func:`bloomskip.parquet.bloom.encode_header`).
+
+Files are replaced atomically: the new file is written to a temporary file in the same
+directory, flushed and fsynced, renamed over the target with :func:`os.replace`, and the
+directory is fsynced. If anything fails, the target is untouched and the temporary file
+removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, BinaryIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from bloomskip.errors import (
+    BloomskipError,
+    CorruptFileError,
+    InvalidParameterError,
+    UnsupportedTypeError,
+)
+from bloomskip.hashing import hash_int96, hash_values
+from bloomskip.hashing.arrow import PhysicalSpec
+from bloomskip.hashing.physical import PhysicalType
+from bloomskip.parquet import thrift
+from bloomskip.parquet.bloom import encode_header, load_filter
+from bloomskip.parquet.footer import MAGIC, Footer, LeafColumn, read_footer
+from bloomskip.parquet.schema import ColumnType, column_type
+from bloomskip.sbbf import Sbbf
+from bloomskip.sbbf.sizing import SizingPolicy, num_bytes_for
+
+#: ColumnMetaData field ids (parquet.thrift).
+BLOOM_FILTER_OFFSET = 14
+BLOOM_FILTER_LENGTH = 15
+
+_COPY_CHUNK = 8 * 1024 * 1024
+_JULIAN_EPOCH_DAY = 2_440_588  # Julian day number of 1970-01-01
+_US_PER_DAY = 86_400 * 10**6
+_NS_PER_DAY = 86_400 * 10**9
+
+_BOOLEAN_REFUSAL = (
+    "BOOLEAN columns get no bloom filter: no reader uses boolean bloom filters "
+    "(parquet-java writes them all zeros, so none trusts them), and min/max statistics "
+    "already answer equality on two values"
+)
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class AddedFilter:
+    """One filter written for one column chunk."""
+
+    row_group: int
+    column: str
+    ndv: int  # distinct hashes inserted (the exact distinct count of non-null values)
+    num_bytes: int  # bitset size
+    offset: int  # where its header starts in the new file
+    length: int  # header + bitset (what bloom_filter_length says)
+    replaced: bool = False  # the chunk had a filter before (replace=True)
+
+
+@dataclass(frozen=True)
+class SkippedChunk:
+    """A column chunk (or, with ``row_group=None``, a whole column) left without a new filter."""
+
+    row_group: int | None
+    column: str
+    reason: str
+
+
+@dataclass
+class AddResult:
+    """What :func:`add_bloom_filters` or :func:`write_table` did."""
+
+    source: str
+    path: str  # the file written (== source when in place)
+    added: list[AddedFilter] = field(default_factory=list)
+    skipped: list[SkippedChunk] = field(default_factory=list)
+    bytes_added: int = 0  # size of the new file minus size of the source
+    rewritten: bool = False  # False when there was nothing to do in place
+    rows: int = 0
+    row_groups: int = 0
+    seconds: float = 0.0
+
+    @property
+    def filters_added(self) -> dict[str, int]:
+        """Filters written per column, in column order."""
+        return dict(Counter(f.column for f in self.added))
+
+    @property
+    def filter_bytes(self) -> int:
+        """Bytes of headers and bitsets written."""
+        return sum(f.length for f in self.added)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary (what ``bloomskip add-bloom --json`` prints)."""
+        return {
+            "source": self.source,
+            "path": self.path,
+            "rewritten": self.rewritten,
+            "rows": self.rows,
+            "row_groups": self.row_groups,
+            "filters_added": self.filters_added,
+            "filter_bytes": self.filter_bytes,
+            "bytes_added": self.bytes_added,
+            "seconds": round(self.seconds, 6),
+            "added": [asdict(f) for f in self.added],
+            "skipped": [asdict(s) for s in self.skipped],
+        }
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def add_bloom_filters(
+    src: str | os.PathLike,
+    dst: str | os.PathLike | None = None,
+    columns: Sequence[str] | None = None,
+    fpp: float = 0.01,
+    replace: bool = False,
+    progress: bool = False,
+    *,
+    policy: SizingPolicy = "parquet",
+) -> AddResult:
+    """Add bloom filters to the Parquet file ``src`` without re-encoding its pages.
+
+    ``dst=None`` rewrites ``src`` in place (atomically: temporary file, fsync, rename);
+    otherwise ``dst`` is written and ``src`` is only read. The bytes of ``src`` before its
+    footer are copied unchanged, one filter per (row group, column) is appended after
+    them, then the old footer with ``bloom_filter_offset`` and ``bloom_filter_length``
+    set for each new filter.
+
+    ``columns`` names leaf columns as :meth:`Footer.leaf` does (``"user_id"``,
+    ``"address.city"``, ``"tags.list.element"``); ``None`` means every column a filter
+    can serve (others are reported in ``skipped``). A named column that cannot have a
+    filter raises :class:`UnsupportedTypeError`: BOOLEAN (no reader uses boolean
+    filters), BYTE_ARRAY decimals, FLOAT16 and INTERVAL. List and map leaves get every
+    element's value. An unknown name raises :class:`InvalidParameterError` listing the
+    columns.
+
+    Each filter holds the hashes of the chunk's non-null values, encoded as the file
+    stores them, and is sized for their exact distinct count at ``fpp`` (``policy``
+    "parquet" as arrow-rs and parquet-java, or "putze" to always meet ``fpp``); an
+    empty or all-null chunk gets the smallest filter (32 B).
+
+    A chunk that already has a filter keeps it unless ``replace=True``; then it gets a
+    new one and the old filter's bytes stay where they were, unreferenced (pages and
+    anything else before the footer are never moved). Encrypted files raise
+    :class:`UnsupportedFileError`, damaged ones :class:`CorruptFileError`; either way
+    nothing is written. ``progress=True`` shows a bar on stderr.
+    """
+    started = time.perf_counter()
+    num_bytes_for(1, fpp, policy)  # validate fpp and policy before touching anything
+    src_name = os.fspath(src)
+    in_place = dst is None or _same_file(src_name, os.fspath(dst))
+    target = os.path.realpath(src_name) if in_place else os.fspath(dst)  # type: ignore[arg-type]
+    with open(src_name, "rb") as fh:
+        footer = read_footer(fh, name=src_name)
+        cols, skipped = _plan_columns(footer, columns)
+        jobs, chunk_skips = _plan_chunks(fh, footer, cols, replace)
+        result = AddResult(
+            source=src_name,
+            path=src_name if in_place else target,
+            skipped=skipped + chunk_skips,
+            rows=footer.num_rows,
+            row_groups=len(footer.row_groups),
+        )
+        if jobs or not in_place:
+            with _atomic_path(target, mode_from=src_name) as tmp, open(tmp, "r+b") as out:
+                _copy_prefix(fh, out, footer.footer_offset, src_name)
+                result.added = _append_filters(src_name, footer, jobs, out, fpp, policy, progress)
+                result.bytes_added = out.tell() - footer.file_size
+            result.rewritten = True
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def write_table(
+    table: pa.Table,
+    path: str | os.PathLike,
+    bloom_filter_columns: Sequence[str] | None = None,
+    fpp: float = 0.01,
+    *,
+    policy: SizingPolicy = "parquet",
+    progress: bool = False,
+    **pyarrow_kwargs: Any,
+) -> AddResult:
+    """Write ``table`` to ``path`` as Parquet, with bloom filters sized to each row group.
+
+    The data is written by ``pyarrow.parquet.write_table(table, ..., **pyarrow_kwargs)``
+    (``row_group_size``, ``compression``, ``store_decimal_as_integer``... all apply) to a
+    temporary file next to ``path``; bloomskip then adds one filter per row group for
+    each of ``bloom_filter_columns`` (``None``: every column a filter can serve), with
+    the same code as :func:`add_bloom_filters`, after the last row group and with offset
+    and length set; finally the file is renamed to ``path`` atomically. pyarrow's own
+    ``bloom_filter_options`` is refused: its filters would be sized from a guessed NDV.
+    """
+    started = time.perf_counter()
+    if "bloom_filter_options" in pyarrow_kwargs:
+        raise InvalidParameterError(
+            "write_table builds the bloom filters itself: pass bloom_filter_columns and "
+            "fpp, not pyarrow's bloom_filter_options"
+        )
+    num_bytes_for(1, fpp, policy)
+    name = os.fspath(path)
+    with _atomic_path(name, mode_from=None) as tmp:
+        pq.write_table(table, tmp, **pyarrow_kwargs)
+        with open(tmp, "r+b") as fh:
+            footer = read_footer(fh, name=name)
+            cols, skipped = _plan_columns(footer, bloom_filter_columns)
+            jobs, chunk_skips = _plan_chunks(fh, footer, cols, replace=False)
+            # Our own temporary file: the filters overwrite its footer, which was parsed
+            # above; pyarrow reads only the pages before it.
+            fh.seek(footer.footer_offset)
+            added = _append_filters(tmp, footer, jobs, fh, fpp, policy, progress, label=name)
+            fh.truncate()
+            size = fh.tell()
+    return AddResult(
+        source=name,
+        path=name,
+        added=added,
+        skipped=skipped + chunk_skips,
+        bytes_added=size - footer.file_size,
+        rewritten=True,
+        rows=footer.num_rows,
+        row_groups=len(footer.row_groups),
+        seconds=time.perf_counter() - started,
+    )
+
+
+# ----------------------------------------------------------------------------- planning
+
+
+@dataclass(frozen=True)
+class _Column:
+    leaf: LeafColumn
+    ctype: ColumnType
+    spec: PhysicalSpec
+
+
+@dataclass(frozen=True)
+class _Job:
+    row_group: int
+    column: _Column
+    replaced: bool
+
+
+def _why_no_filter(leaf: LeafColumn, ctype: ColumnType) -> str | None:
+    """Why this column cannot get a filter, or None if it can."""
+    if leaf.physical_type is PhysicalType.BOOLEAN:
+        return _BOOLEAN_REFUSAL
+    if ctype.spec is None:
+        return f"{ctype.logical} values cannot be hashed as writers do: {ctype.why_not}"
+    return None
+
+
+def _plan_columns(
+    footer: Footer, names: Sequence[str] | None
+) -> tuple[list[_Column], list[SkippedChunk]]:
+    """The columns to index, and (when ``names`` is None) the ones that cannot be."""
+    if isinstance(names, str):
+        names = [names]
+    if names is None:
+        leaves, explicit = list(footer.leaves), False
+    else:
+        leaves, explicit = [_leaf(footer, n) for n in names], True
+    out: list[_Column] = []
+    skipped: list[SkippedChunk] = []
+    seen: set[int] = set()
+    for leaf in leaves:
+        if leaf.index in seen:
+            continue
+        seen.add(leaf.index)
+        ctype = column_type(leaf)
+        why = _why_no_filter(leaf, ctype)
+        if why is None:
+            out.append(_Column(leaf, ctype, ctype.spec))  # type: ignore[arg-type]
+        elif explicit:
+            raise UnsupportedTypeError(f"{footer.path}: column {leaf.name}: {why}")
+        else:
+            skipped.append(SkippedChunk(None, leaf.name, why))
+    out.sort(key=lambda c: c.leaf.index)
+    return out, skipped
+
+
+def _leaf(footer: Footer, name: str) -> LeafColumn:
+    try:
+        return footer.leaf(name)
+    except KeyError:
+        names = ", ".join(leaf.name for leaf in footer.leaves)
+        raise InvalidParameterError(
+            f"{footer.path}: no column {name!r}; columns are: {names}"
+        ) from None
+
+
+def _plan_chunks(
+    fh: BinaryIO, footer: Footer, cols: list[_Column], replace: bool
+) -> tuple[list[_Job], list[SkippedChunk]]:
+    """One job per (row group, column) to fill, row group by row group, in file order."""
+    jobs: list[_Job] = []
+    skipped: list[SkippedChunk] = []
+    for rg in footer.row_groups:
+        for col in cols:
+            chunk = rg.columns[col.leaf.index]
+            name = col.leaf.name
+            if chunk.meta is None:
+                skipped.append(SkippedChunk(rg.index, name, "column chunk has no metadata"))
+            elif chunk.bloom_filter_offset is None:
+                jobs.append(_Job(rg.index, col, replaced=False))
+            elif replace:
+                jobs.append(_Job(rg.index, col, replaced=True))
+            else:
+                old = load_filter(fh, footer, chunk)
+                why = (
+                    "has a bloom filter"
+                    if old.status == "ok"
+                    else f"has an unusable bloom filter ({old.reason})"
+                )
+                skipped.append(SkippedChunk(rg.index, name, f"{why}; replace=True rebuilds it"))
+    return jobs, skipped
+
+
+# ----------------------------------------------------------------------------- filters
+
+
+class _ValueReader:
+    """Reads one column chunk's values as the leaf's non-nested values, with pyarrow."""
+
+    def __init__(self, path: str, label: str) -> None:
+        self.path = path
+        self.label = label
+        self._files: dict[str, pq.ParquetFile] = {}
+
+    def file(self, int96_unit: str = "ns") -> pq.ParquetFile:
+        if int96_unit not in self._files:
+            self._files[int96_unit] = self._guard(
+                "open the file",
+                lambda: pq.ParquetFile(self.path, coerce_int96_timestamp_unit=int96_unit),
+            )
+        return self._files[int96_unit]
+
+    def read(self, row_group: int, leaf: LeafColumn, int96_unit: str = "ns") -> pa.ChunkedArray:
+        what = f"read row group {row_group} column {leaf.name}"
+        pf = self.file(int96_unit)
+        table = self._guard(what, lambda: pf.read_row_group(row_group, columns=[leaf.name]))
+        if table.num_columns != 1:
+            raise UnsupportedTypeError(
+                f"{self.label}: column name {leaf.name!r} selects {table.num_columns} columns"
+            )
+        return _leaf_values(table.column(0), leaf, self.label)
+
+    def _guard(self, what: str, call):
+        try:
+            return call()
+        except (pa.ArrowException, OSError) as e:
+            raise CorruptFileError(f"{self.label}: cannot {what}: {e}") from e
+
+
+def _leaf_values(arr: pa.ChunkedArray, leaf: LeafColumn, label: str) -> pa.ChunkedArray:
+    """Unwrap lists, maps and structs down to the leaf's values (every element, in order).
+
+    Reading one leaf gives a top-level column that holds only that leaf, so each struct
+    has one field and each list one child. Null lists contribute no values; null structs
+    make their fields null (``flatten`` merges the parent's validity).
+    """
+    while True:
+        t = arr.type
+        if (
+            pa.types.is_list(t)
+            or pa.types.is_large_list(t)
+            or pa.types.is_fixed_size_list(t)
+            or pa.types.is_list_view(t)
+            or pa.types.is_large_list_view(t)
+            or pa.types.is_map(t)
+        ):
+            arr = pc.list_flatten(arr)
+        elif pa.types.is_struct(t):
+            names = [t.field(i).name for i in range(t.num_fields)]
+            wanted = [i for i, n in enumerate(names) if n in leaf.path]
+            if t.num_fields != 1 and len(wanted) != 1:
+                raise UnsupportedTypeError(
+                    f"{label}: cannot find leaf {leaf.name} in a struct of {', '.join(names)}"
+                )
+            arr = arr.flatten()[0 if t.num_fields == 1 else wanted[0]]
+        else:
+            return arr
+
+
+def _hashes(reader: _ValueReader, row_group: int, col: _Column) -> np.ndarray:
+    """xxHash64 of every non-null value of one column chunk, as the file stores it."""
+    if col.spec.physical_type is PhysicalType.INT96:
+        return _int96_hashes(reader, row_group, col.leaf)
+    values = reader.read(row_group, col.leaf)
+    try:
+        return _hash_as_stored(values, col)
+    except BloomskipError as e:
+        where = f"{reader.label}: row group {row_group} column {col.leaf.name}"
+        raise type(e)(f"{where}: {e}") from e
+
+
+def _hash_as_stored(values: pa.ChunkedArray, col: _Column) -> np.ndarray:
+    try:
+        return hash_values(values, physical=col.spec)
+    except UnsupportedTypeError:
+        # An Arrow type the hashing does not know (pyarrow restores e.g. durations from
+        # the Arrow schema): hash the file's own logical type instead.
+        if col.ctype.arrow_type is None:
+            raise
+        try:
+            values = values.cast(col.ctype.arrow_type, safe=True)
+        except (pa.ArrowException, ValueError) as e:
+            raise UnsupportedTypeError(
+                f"cannot hash {values.type} as {col.ctype.logical}: {e}"
+            ) from e
+        return hash_values(values, physical=col.spec)
+
+
+def _int96_hashes(reader: _ValueReader, row_group: int, leaf: LeafColumn) -> np.ndarray:
+    """Exact hashes of INT96 timestamps (nanos of day, Julian day) read through pyarrow.
+
+    pyarrow converts INT96 to one int64 in a chosen unit: in nanoseconds it silently
+    wraps outside 1677..2262, in microseconds it drops sub-microsecond digits. Both
+    together are exact: the microsecond read gives the day and the microseconds of the
+    day, the wrapped nanosecond read (modulo 2**64) gives the last three digits.
+    """
+    us = _int64s(reader.read(row_group, leaf, int96_unit="us"))
+    ns = _int64s(reader.read(row_group, leaf, int96_unit="ns"))
+    days = np.floor_divide(us, _US_PER_DAY)
+    us_of_day = us - days * _US_PER_DAY
+    base = days.astype(np.uint64) * np.uint64(_NS_PER_DAY) + us_of_day.astype(
+        np.uint64
+    ) * np.uint64(1000)
+    sub_us = ns.view(np.uint64) - base  # wraps modulo 2**64 exactly as pyarrow's read did
+    if ns.shape != us.shape or np.any(sub_us >= 1000):
+        raise CorruptFileError(
+            f"{reader.label}: row group {row_group} column {leaf.name}: INT96 values read "
+            "in microseconds and nanoseconds disagree"
+        )
+    nanos_of_day = us_of_day * 1000 + sub_us.astype(np.int64)
+    return hash_int96(nanos_of_day, days + _JULIAN_EPOCH_DAY)
+
+
+def _int64s(values: pa.ChunkedArray) -> np.ndarray:
+    valid = pc.drop_null(values)
+    if len(valid) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return valid.combine_chunks().cast(pa.int64()).to_numpy()
+
+
+def build_filter(
+    hashes: np.ndarray, fpp: float, policy: SizingPolicy = "parquet"
+) -> tuple[Sbbf, int]:
+    """A filter sized for the exact distinct count of ``hashes`` at ``fpp``, holding them.
+
+    Returns the filter and that count. No hashes give the smallest filter, 32 B.
+    """
+    distinct = np.unique(hashes)  # sorted: the inserts then walk the blocks in order
+    ndv = int(distinct.shape[0])
+    f = Sbbf(num_bytes_for(ndv, fpp, policy))
+    f.insert_hashes(distinct)
+    return f, ndv
+
+
+def _append_filters(
+    path: str,
+    footer: Footer,
+    jobs: list[_Job],
+    out: BinaryIO,
+    fpp: float,
+    policy: SizingPolicy,
+    progress: bool,
+    *,
+    label: str | None = None,
+) -> list[AddedFilter]:
+    """Write each job's filter at ``out``'s position, then the edited footer and tail."""
+    reader = _ValueReader(path, label or footer.path)
+    added: list[AddedFilter] = []
+    with _progress_bar(len(jobs), label or footer.path, progress) as bar:
+        for job in jobs:
+            hashes = _hashes(reader, job.row_group, job.column)
+            f, ndv = build_filter(hashes, fpp, policy)
+            offset = out.tell()
+            length = _write_filter(out, f)
+            meta = footer.row_groups[job.row_group].columns[job.column.leaf.index].meta
+            assert meta is not None  # chunks without metadata never become jobs
+            meta.set(BLOOM_FILTER_OFFSET, thrift.I64, offset)
+            meta.set(BLOOM_FILTER_LENGTH, thrift.I32, length)
+            added.append(
+                AddedFilter(
+                    job.row_group,
+                    job.column.leaf.name,
+                    ndv,
+                    f.num_bytes,
+                    offset,
+                    length,
+                    job.replaced,
+                )
+            )
+            bar.update(1)
+    _write_footer(out, footer.metadata)
+    return added
+
+
+def _write_filter(out: BinaryIO, f: Sbbf) -> int:
+    """Write BloomFilterHeader + bitset; return their length."""
+    header = encode_header(f.num_bytes)
+    out.write(header)
+    out.write(f.bitset)
+    return len(header) + f.num_bytes
+
+
+def _write_footer(out: BinaryIO, metadata: thrift.Struct) -> None:
+    raw = thrift.encode_struct(metadata)
+    out.write(raw)
+    out.write(struct.pack("<I", len(raw)))
+    out.write(MAGIC)
+
+
+@contextlib.contextmanager
+def _progress_bar(total: int, label: str, enabled: bool) -> Iterator[Any]:
+    from tqdm import tqdm
+
+    with tqdm(
+        total=total,
+        desc=os.path.basename(label),
+        unit="chunk",
+        file=sys.stderr,
+        disable=not enabled,
+        leave=False,
+        dynamic_ncols=True,
+    ) as bar:
+        yield bar
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _copy_prefix(src: BinaryIO, dst: BinaryIO, length: int, label: str) -> None:
+    """Copy ``src[0:length]`` to the start of ``dst``; leave ``dst`` positioned at ``length``."""
+    done = 0
+    with contextlib.suppress(OSError, AttributeError):  # in-kernel copy when possible
+        while done < length:
+            n = os.copy_file_range(
+                src.fileno(), dst.fileno(), min(length - done, 1 << 30), done, done
+            )
+            if n == 0:
+                break
+            done += n
+    src.seek(done)
+    dst.seek(done)
+    while done < length:
+        chunk = src.read(min(_COPY_CHUNK, length - done))
+        if not chunk:
+            raise CorruptFileError(f"{label}: file ended at byte {done} while being copied")
+        dst.write(chunk)
+        done += len(chunk)
+
+
+@contextlib.contextmanager
+def _atomic_path(target: str, *, mode_from: str | None) -> Iterator[str]:
+    """The path of a new empty temporary file next to ``target``, which replaces it.
+
+    The caller writes the file and closes it inside the block. On leaving the block
+    normally the file is fsynced, given the mode of ``target`` (or of ``mode_from``, or
+    the umask default), renamed over ``target`` and the directory fsynced. On any
+    exception the temporary file is removed and ``target`` is untouched.
+    """
+    directory = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{os.path.basename(target)}.", suffix=".bloomskip.tmp", dir=directory
+    )
+    os.close(fd)
+    try:
+        yield tmp
+        _fsync_path(tmp, os.O_RDWR)
+        os.chmod(tmp, _mode_for(target, mode_from))
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_path(directory, os.O_RDONLY)
+
+
+def _mode_for(target: str, mode_from: str | None) -> int:
+    for candidate in (target, mode_from):
+        if candidate is not None:
+            with contextlib.suppress(OSError):
+                return os.stat(candidate).st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _fsync_path(path: str, flags: int) -> None:
+    """fsync a file or directory by path (fsync acts on the inode, whichever descriptor)."""
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
