@@ -354,7 +354,7 @@ def _plan_chunks(
                     if old.status == "ok"
                     else f"has an unusable bloom filter ({old.reason})"
                 )
-                skipped.append(SkippedChunk(rg.index, name, f"{why}; replace=True rebuilds it"))
+                skipped.append(SkippedChunk(rg.index, name, f"{why}, kept (replace rebuilds it)"))
     return jobs, skipped
 
 
