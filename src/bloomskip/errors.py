@@ -46,3 +46,7 @@ class CorruptFileError(BloomskipError, ValueError):
 
 class UnsupportedFileError(BloomskipError, ValueError):
     """A valid file that uses a feature bloomskip does not handle yet (e.g. encryption)."""
+
+
+class PredicateError(BloomskipError, ValueError):
+    """A predicate that cannot be parsed, or that names a column the data does not have."""

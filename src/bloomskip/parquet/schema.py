@@ -113,8 +113,10 @@ def column_type(leaf: LeafColumn) -> ColumnType:
     if lid == _DECIMAL or converted == _CONVERTED_DECIMAL:
         scale = lstruct.get(1) if lid == _DECIMAL else el.get(7)
         precision = lstruct.get(2) if lid == _DECIMAL else el.get(8)
-        if not isinstance(scale, int) or not isinstance(precision, int) or not (
-            0 < precision <= 76 and 0 <= scale <= precision
+        if (
+            not isinstance(scale, int)
+            or not isinstance(precision, int)
+            or not (0 < precision <= 76 and 0 <= scale <= precision)
         ):
             return unsupported("DECIMAL", f"invalid decimal precision {precision} scale {scale}")
         arrow = (pa.decimal128 if precision <= 38 else pa.decimal256)(precision, scale)
@@ -127,14 +129,22 @@ def column_type(leaf: LeafColumn) -> ColumnType:
             return make(arrow, PhysicalSpec(ptype, leaf.type_length), desc, DECIMAL_BE)
         if ptype is P.BYTE_ARRAY:
             return make(
-                arrow, None, desc, DECIMAL_BE, False,
+                arrow,
+                None,
+                desc,
+                DECIMAL_BE,
+                False,
                 "BYTE_ARRAY decimals have no canonical byte form to hash",
             )
         return unsupported(desc, f"decimal stored as {ptype}")
 
     if ptype is P.BOOLEAN:
         return make(
-            pa.bool_(), PhysicalSpec(ptype), "BOOLEAN", SIGNED, False,
+            pa.bool_(),
+            PhysicalSpec(ptype),
+            "BOOLEAN",
+            SIGNED,
+            False,
             "BOOLEAN bloom filters are never trusted (parquet-java writes them all zeros)",
         )
     if ptype is P.INT96:
@@ -193,5 +203,5 @@ def column_type(leaf: LeafColumn) -> ColumnType:
         return unsupported("INTERVAL", "INTERVAL has no literal form")
     spec = PhysicalSpec(ptype, length)
     if lid == _UUID:
-        return make(pa.binary(16), spec, "UUID", BYTES)
+        return make(pa.uuid() if length == 16 else pa.binary(length), spec, "UUID", BYTES)
     return make(pa.binary(length), spec, f"FIXED_LEN_BYTE_ARRAY({length})", BYTES)

@@ -1,0 +1,319 @@
+"""SQL literals -> the exact values a column of a given Arrow type could hold.
+
+:func:`convert` answers, for one literal and one column type, which column values the
+literal can equal:
+
+* :class:`Values` - the candidates, as Python values of the column's *logical* type
+  (``int`` for integers, ``Decimal`` for decimals, ``float`` for floats, ``str``,
+  ``bytes``, ``datetime.date``, and ``int`` counts of the column's unit for times and
+  timestamps). More than one candidate when equality is not one bit pattern: a zero
+  float probes ``+0.0`` and ``-0.0``; a literal that is not a FLOAT exactly probes the
+  two FLOAT neighbours around it (engines differ in how they round).
+* :class:`NoMatch` - no value of the type can equal it (``int8 = 300``,
+  ``DECIMAL(5,2) = 1.234``, ``= NULL``, a 17-byte value for a 16-byte column). Rows
+  cannot match, so pruning may drop them.
+* :class:`Unknown` - bloomskip cannot tell (``NaN``, a string literal for an integer
+  column that engines cast differently, a time zone on a wall-clock timestamp). Rows
+  may match.
+
+Timestamp literals are read as UTC for instant columns (``tz`` set, Parquet
+``isAdjustedToUTC``) and as wall-clock time for local ones - the same number either way;
+a literal with an explicit offset is converted to UTC for instant columns and is Unknown
+for wall-clock ones.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from bloomskip.expr.expressions import Literal
+
+_UNIT_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+_EPOCH = dt.date(1970, 1, 1)
+_TIMESTAMP = re.compile(
+    r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"
+    r"\s*(Z|UTC|[+-]\d{2}(?::?\d{2})?)?",
+    re.IGNORECASE,
+)
+_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?")
+
+
+@dataclass(frozen=True)
+class Values:
+    """The column values the literal equals (one or a few bit patterns)."""
+
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class NoMatch:
+    """No value of the column's type equals the literal."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """bloomskip cannot decide; rows may match."""
+
+    reason: str
+
+
+Converted = Values | NoMatch | Unknown
+
+
+def convert(lit: Literal, t: pa.DataType | None) -> Converted:
+    """What values of Arrow type ``t`` the literal can equal."""
+    if lit.kind == "null":
+        return NoMatch("a comparison with NULL is never true (use IS NULL)")
+    if t is None:
+        return Unknown("the column's type has no literal form")
+    if isinstance(t, pa.UuidType):
+        return _uuid(lit)
+    if isinstance(t, pa.BaseExtensionType):
+        t = t.storage_type
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    try:
+        return _convert(lit, t)
+    except (ValueError, OverflowError, InvalidOperation, ArithmeticError) as e:
+        return Unknown(f"cannot convert {lit} to {t}: {e}")
+
+
+def _convert(lit: Literal, t: pa.DataType) -> Converted:
+    k, v = lit.kind, lit.value
+    if pa.types.is_boolean(t):
+        return Values((v,)) if k == "boolean" else Unknown(f"{lit} is not a boolean")
+    if pa.types.is_integer(t):
+        return _integer(lit, t)
+    if pa.types.is_floating(t):
+        return _floating(lit, t)
+    if pa.types.is_decimal(t):
+        return _decimal(lit, t)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        if k == "string":
+            return Values((v,))
+        if k == "binary":
+            try:
+                return Values((v.decode("utf-8"),))
+            except UnicodeDecodeError:
+                return NoMatch(f"{lit} is not UTF-8, so no string equals it")
+        return Unknown(f"engines cast a {k} literal and a string column differently")
+    if (
+        pa.types.is_fixed_size_binary(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or (pa.types.is_binary_view(t))
+    ):
+        if k not in ("binary", "string"):
+            return Unknown(f"a {k} literal is not comparable with binary")
+        data = v if k == "binary" else v.encode("utf-8")
+        if pa.types.is_fixed_size_binary(t) and len(data) != t.byte_width:
+            return NoMatch(f"{lit} has {len(data)} bytes, the column holds {t.byte_width}")
+        return Values((data,))
+    if pa.types.is_date(t):
+        return _date(lit)
+    if pa.types.is_timestamp(t):
+        return _timestamp(lit, t)
+    if pa.types.is_time(t):
+        return _time(lit, t)
+    return Unknown(f"literals for {t} columns are not supported")
+
+
+# -------------------------------------------------------------------------- numbers
+
+
+def _exact_number(lit: Literal) -> Fraction | None:
+    """The literal as an exact rational, or None if it is not a number."""
+    if lit.kind == "number":
+        return Fraction(lit.value)
+    if lit.kind == "string":
+        text = lit.value.strip()
+        if re.fullmatch(r"[+-]?\d+", text):
+            return Fraction(int(text))
+    return None
+
+
+def _integer(lit: Literal, t: pa.DataType) -> Converted:
+    x = _exact_number(lit)
+    if x is None:
+        return Unknown(f"{lit} is not an integer literal")
+    if x.denominator != 1:
+        return NoMatch(f"{lit} is not a whole number, so no {t} equals it")
+    info = np.iinfo(t.to_pandas_dtype())
+    if not int(info.min) <= x.numerator <= int(info.max):
+        return NoMatch(f"{lit} is outside the range of {t}")
+    return Values((x.numerator,))
+
+
+def _floating(lit: Literal, t: pa.DataType) -> Converted:
+    if lit.kind == "string" and lit.value.strip().lower() in ("nan", "+nan", "-nan"):
+        return Unknown("NaN never prunes (NaN equality differs between engines)")
+    if lit.kind == "string" and lit.value.strip().lower() in ("inf", "+inf", "infinity", "-inf"):
+        return Values((float(lit.value),))
+    x = _exact_number(lit)
+    if x is None:
+        return Unknown(f"{lit} is not a number")
+    if pa.types.is_float16(t):
+        return Unknown("FLOAT16 literals are not supported")
+    if x == 0:
+        return Values((0.0, -0.0))
+    single = pa.types.is_float32(t)
+    out: list[float] = []
+    for candidate in _neighbours(x, single):
+        if candidate not in out:
+            out.append(candidate)
+    return Values(tuple(out))
+
+
+def _neighbours(x: Fraction, single: bool) -> list[float]:
+    """The float(s) of the column's width nearest to ``x``: one if exact, else the two
+    around it (so any rounding an engine applies to the literal is covered)."""
+    try:
+        d = float(x)  # correctly rounded to double
+    except OverflowError:
+        d = math.copysign(math.inf, x)
+    if not single:
+        if math.isinf(d) or Fraction(d) == x:
+            return [d]
+        other = math.nextafter(d, math.inf if Fraction(d) < x else -math.inf)
+        return [d, other]
+    f = np.float32(d)  # may overflow to inf: that is what a cast does
+    if not np.isfinite(f):
+        big = float(np.finfo(np.float32).max)
+        return [math.copysign(big, d), math.copysign(math.inf, d)]
+    if Fraction(float(f)) == x:
+        return [float(f)]
+    toward = np.float32(np.inf if Fraction(float(f)) < x else -np.inf)
+    return [float(f), float(np.nextafter(f, toward))]
+
+
+def _decimal(lit: Literal, t: pa.DataType) -> Converted:
+    x = _exact_number(lit)
+    if x is None and lit.kind == "string":
+        try:
+            x = Fraction(Decimal(lit.value.strip()))
+        except (InvalidOperation, ValueError):
+            x = None
+    if x is None:
+        return Unknown(f"{lit} is not a number")
+    unscaled = x * 10**t.scale
+    if unscaled.denominator != 1:
+        return NoMatch(f"{lit} has more than {t.scale} decimal places, so no {t} equals it")
+    if abs(unscaled.numerator) >= 10**t.precision:
+        return NoMatch(f"{lit} is outside the range of {t}")
+    return Values((Decimal(unscaled.numerator).scaleb(-t.scale),))
+
+
+# ---------------------------------------------------------------- dates and times
+
+
+def _parse_timestamp(text: str) -> tuple[dt.date, int, int | None] | None:
+    """(date, nanoseconds since midnight, UTC offset in seconds or None)."""
+    m = _TIMESTAMP.fullmatch(text.strip())
+    if m is None:
+        return None
+    year, month, day, hh, mm, ss, frac, zone = m.groups()
+    date = dt.date(int(year), int(month), int(day))
+    nanos = 0
+    if hh is not None:
+        h, mi, s = int(hh), int(mm), int(ss or 0)
+        if h > 23 or mi > 59 or s > 59:
+            raise ValueError(f"invalid time of day in {text!r}")
+        nanos = ((h * 60 + mi) * 60 + s) * 10**9 + int((frac or "").ljust(9, "0"))
+    offset = None
+    if zone is not None:
+        z = zone.upper()
+        if z in ("Z", "UTC"):
+            offset = 0
+        else:
+            sign = -1 if z[0] == "-" else 1
+            digits = z[1:].replace(":", "")
+            offset = sign * (int(digits[:2]) * 3600 + int(digits[2:4] or 0) * 60)
+    return date, nanos, offset
+
+
+def _date(lit: Literal) -> Converted:
+    if lit.kind not in ("date", "string", "timestamp"):
+        return Unknown(f"{lit} is not a date")
+    parsed = _parse_timestamp(lit.value)
+    if parsed is None:
+        return Unknown(f"{lit} is not a date")
+    date, nanos, offset = parsed
+    if offset is not None:
+        return Unknown(f"{lit} has a time zone; a date column has none")
+    if nanos:
+        return NoMatch(f"{lit} is not midnight, so no date equals it")
+    return Values((date,))
+
+
+def _timestamp(lit: Literal, t: pa.TimestampType) -> Converted:
+    if lit.kind not in ("timestamp", "date", "string"):
+        return Unknown(f"{lit} is not a timestamp")
+    parsed = _parse_timestamp(lit.value)
+    if parsed is None:
+        return Unknown(f"{lit} is not a timestamp")
+    date, nanos, offset = parsed
+    if offset is not None and t.tz is None:
+        return Unknown(f"{lit} has a time zone; the column holds wall-clock times")
+    total = ((date - _EPOCH).days * 86_400 - (offset or 0)) * 10**9 + nanos
+    per_unit = 10**9 // _UNIT_PER_SECOND[t.unit]
+    if total % per_unit:
+        return NoMatch(f"{lit} is finer than the column's unit ({t.unit})")
+    value = total // per_unit
+    if not -(2**63) <= value < 2**63:
+        return NoMatch(f"{lit} is outside the range of {t}")
+    return Values((value,))
+
+
+def _time(lit: Literal, t: pa.DataType) -> Converted:
+    if lit.kind not in ("time", "string"):
+        return Unknown(f"{lit} is not a time of day")
+    m = _TIME.fullmatch(lit.value.strip())
+    if m is None:
+        return Unknown(f"{lit} is not a time of day")
+    hh, mm, ss, frac = m.groups()
+    h, mi, s = int(hh), int(mm), int(ss or 0)
+    if h > 23 or mi > 59 or s > 59:
+        return Unknown(f"{lit} is not a valid time of day")
+    nanos = ((h * 60 + mi) * 60 + s) * 10**9 + int((frac or "").ljust(9, "0"))
+    per_unit = 10**9 // _UNIT_PER_SECOND[t.unit]
+    if nanos % per_unit:
+        return NoMatch(f"{lit} is finer than the column's unit ({t.unit})")
+    return Values((nanos // per_unit,))
+
+
+def _uuid(lit: Literal) -> Converted:
+    if lit.kind == "binary":
+        if len(lit.value) != 16:
+            return NoMatch(f"{lit} has {len(lit.value)} bytes, a UUID has 16")
+        return Values((lit.value,))
+    if lit.kind != "string":
+        return Unknown(f"{lit} is not a UUID")
+    try:
+        return Values((uuid.UUID(lit.value.strip()).bytes,))
+    except ValueError:
+        return Unknown(f"{lit} is not a UUID string")
+
+
+def to_arrow(values: tuple[Any, ...], t: pa.DataType) -> pa.Array:
+    """Candidates from :class:`Values` as an Arrow array of the column's type."""
+    if isinstance(t, pa.BaseExtensionType):
+        storage = pa.array(list(values), type=t.storage_type)
+        return pa.ExtensionArray.from_storage(t, storage)
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_timestamp(t) or pa.types.is_time(t):
+        width = pa.int32() if pa.types.is_time32(t) else pa.int64()
+        return pa.array(list(values), type=width).view(t)
+    return pa.array(list(values), type=t)

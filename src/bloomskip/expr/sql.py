@@ -1,0 +1,195 @@
+"""SQL WHERE text -> predicate tree, with sqlglot as the parser.
+
+``parse("user_id = 'u1' AND day IN (DATE '2024-01-31', DATE '2024-02-01')")`` gives an
+:class:`~bloomskip.expr.expressions.Expression`. The grammar is PostgreSQL's (sqlglot's
+``postgres`` dialect): ``"quoted identifiers"``, ``'text'`` with ``''`` for a quote,
+numbers (``-12``, ``1.50``, ``1e3``), ``DATE '…'``, ``TIME '…'``, ``TIMESTAMP '…'``,
+``X'00ff'`` for binary, ``TRUE``/``FALSE`` and ``NULL``.
+
+What becomes a predicate: ``col = lit`` (either side), ``col != lit`` / ``<>``,
+``col IN (…)``, ``col NOT IN (…)``, ``col IS [NOT] NULL``, ``col IS [NOT] DISTINCT FROM
+lit`` / ``<=>``, a bare boolean column, ``col IS TRUE/FALSE``, AND, OR, NOT and
+parentheses. Anything else (ranges, LIKE, functions, casts on the column, sub-queries,
+column-to-column comparisons) becomes :class:`~bloomskip.expr.expressions.Unsupported`,
+which never prunes; the rest of the predicate still does.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+import sqlglot
+from sqlglot import exp
+
+from bloomskip.errors import PredicateError
+from bloomskip.expr.expressions import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    EqualTo,
+    Expression,
+    In,
+    IsNull,
+    Literal,
+    Not,
+    NotEqualTo,
+    NotNull,
+    Or,
+    Reference,
+    Unsupported,
+)
+
+DIALECT = "postgres"
+_INT = re.compile(r"[+-]?\d+")
+_NUMERIC_TYPES = exp.DataType.NUMERIC_TYPES
+_TEXT_TYPES = exp.DataType.TEXT_TYPES
+_TIMESTAMP_TYPES = {
+    exp.DataType.Type.TIMESTAMP,
+    exp.DataType.Type.TIMESTAMPTZ,
+    exp.DataType.Type.TIMESTAMPLTZ,
+    exp.DataType.Type.TIMESTAMPNTZ,
+    exp.DataType.Type.DATETIME,
+}
+
+
+def parse(text: str) -> Expression:
+    """Parse a SQL boolean expression (the part after WHERE)."""
+    if not isinstance(text, str) or not text.strip():
+        raise PredicateError("the predicate is empty; write e.g. \"user_id = 'u1'\"")
+    try:
+        tree = sqlglot.parse_one(text, dialect=DIALECT)
+    except sqlglot.errors.SqlglotError as e:
+        raise PredicateError(f"cannot parse predicate {text!r}: {e}") from None
+    if tree is None:
+        raise PredicateError(f"cannot parse predicate {text!r}")
+    return _convert(tree)
+
+
+def _convert(node: exp.Expression) -> Expression:
+    if isinstance(node, exp.Paren):
+        return _convert(node.this)
+    if isinstance(node, exp.And):
+        return And(_convert(node.this), _convert(node.expression))
+    if isinstance(node, exp.Or):
+        return Or(_convert(node.this), _convert(node.expression))
+    if isinstance(node, exp.Not):
+        return Not(_convert(node.this))
+    if isinstance(node, exp.Boolean):
+        return AlwaysTrue() if node.this else AlwaysFalse()
+    if isinstance(node, exp.Column):
+        return EqualTo(_reference(node), Literal("boolean", True))
+    if isinstance(node, exp.EQ | exp.NEQ | exp.NullSafeEQ):
+        return _comparison(node)
+    if isinstance(node, exp.In):
+        return _in(node)
+    if isinstance(node, exp.Is):
+        return _is(node)
+    return _unsupported(node)
+
+
+def _unsupported(node: exp.Expression) -> Unsupported:
+    return Unsupported(node.sql(dialect=DIALECT))
+
+
+def _reference(col: exp.Column) -> Reference:
+    return Reference(".".join(part.name for part in col.parts))
+
+
+def _comparison(node: exp.Expression) -> Expression:
+    left, right = node.this, node.expression
+    if not isinstance(left, exp.Column):
+        left, right = right, left
+    if not isinstance(left, exp.Column):
+        return _unsupported(node)
+    lit = _literal(right)
+    if lit is None:
+        return _unsupported(node)
+    ref = _reference(left)
+    if isinstance(node, exp.NullSafeEQ):
+        return IsNull(ref) if lit.kind == "null" else EqualTo(ref, lit)
+    return EqualTo(ref, lit) if isinstance(node, exp.EQ) else NotEqualTo(ref, lit)
+
+
+def _in(node: exp.In) -> Expression:
+    if not isinstance(node.this, exp.Column) or node.args.get("query") or not node.expressions:
+        return _unsupported(node)
+    literals = [_literal(e) for e in node.expressions]
+    if any(lit is None for lit in literals):
+        return _unsupported(node)
+    return In(_reference(node.this), tuple(literals))  # type: ignore[arg-type]
+
+
+def _is(node: exp.Is) -> Expression:
+    if not isinstance(node.this, exp.Column):
+        return _unsupported(node)
+    ref, what, negate = _reference(node.this), node.expression, bool(node.args.get("negate"))
+    if isinstance(what, exp.Null):
+        return NotNull(ref) if negate else IsNull(ref)
+    if isinstance(what, exp.Boolean) and not negate:
+        return EqualTo(ref, Literal("boolean", bool(what.this)))
+    return _unsupported(node)  # IS NOT TRUE also selects NULLs
+
+
+def _literal(node: exp.Expression) -> Literal | None:
+    """The literal a node denotes, or None when it is not a plain literal."""
+    if isinstance(node, exp.Paren):
+        return _literal(node.this)
+    if isinstance(node, exp.Null):
+        return Literal("null", None)
+    if isinstance(node, exp.Boolean):
+        return Literal("boolean", bool(node.this))
+    if isinstance(node, exp.HexString):
+        text = node.this
+        try:
+            return Literal("binary", bytes.fromhex(text if len(text) % 2 == 0 else "0" + text))
+        except ValueError:
+            return None
+    if isinstance(node, exp.Neg):
+        inner = _literal(node.this)
+        if inner is None or inner.kind != "number":
+            return None
+        return Literal("number", -inner.value)
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return Literal("string", node.this)
+        return _number(node.this)
+    if isinstance(node, exp.Cast):
+        return _cast(node)
+    return None
+
+
+def _number(text: str) -> Literal | None:
+    text = text.strip()
+    if _INT.fullmatch(text):
+        return Literal("number", int(text))
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return None
+    return Literal("number", value) if value.is_finite() else None
+
+
+def _cast(node: exp.Cast) -> Literal | None:
+    """``DATE '…'``, ``TIMESTAMP '…'``, ``TIME '…'`` and casts of literals."""
+    inner = _literal(node.this)
+    to = node.to.this if isinstance(node.to, exp.DataType) else None
+    if inner is None or to is None:
+        return None
+    if inner.kind == "null":
+        return inner
+    if to == exp.DataType.Type.DATE and inner.kind == "string":
+        return Literal("date", inner.value.strip())
+    if to in (exp.DataType.Type.TIME, exp.DataType.Type.TIMETZ) and inner.kind == "string":
+        return Literal("time", inner.value.strip())
+    if to in _TIMESTAMP_TYPES and inner.kind == "string":
+        return Literal("timestamp", inner.value.strip())
+    if to in _TEXT_TYPES and inner.kind == "string":
+        return inner
+    if to in _NUMERIC_TYPES and inner.kind in ("number", "string"):
+        # Only integral values: a cast may round (CAST(1.234 AS DECIMAL(5,2)) is 1.23),
+        # and a literal bloomskip rounded differently would prune rows that match.
+        number = _number(str(inner.value)) if inner.kind == "string" else inner
+        if number is not None and number.value == int(number.value):
+            return Literal("number", int(number.value))
+    return None

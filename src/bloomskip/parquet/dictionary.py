@@ -1,0 +1,226 @@
+"""A column chunk's dictionary: when it lists every value, and which values it holds.
+
+A dictionary page proves a value absent only if *every* data page of the chunk is
+dictionary-encoded; a writer that fell back to PLAIN after the dictionary filled up has
+values the dictionary does not list (Trino got this wrong, trinodb/trino #23604). So:
+
+* :func:`fully_dictionary_encoded` reads ``encoding_stats`` (ColumnMetaData field 13):
+  every DATA_PAGE / DATA_PAGE_V2 entry must be PLAIN_DICTIONARY or RLE_DICTIONARY. Without
+  encoding_stats it follows parquet-java: the chunk's ``encodings`` must contain
+  PLAIN_DICTIONARY and nothing else but the level encodings RLE and BIT_PACKED (a
+  v2 file without stats cannot be proven, so it is not used);
+* :func:`dictionary_hashes` reads just the dictionary page (``PageHeader`` + payload),
+  decompresses it with the chunk's codec through ``pyarrow.Codec``, decodes the PLAIN
+  values and returns their xxHash64 hashes, sorted - the same hashes a bloom filter
+  probe uses, so ``±0.0`` and every type are handled once, in the probe.
+
+Every size read from the file is checked before anything is allocated; anything odd
+returns a reason instead of hashes, and the caller treats the chunk as "may match".
+"""
+
+from __future__ import annotations
+
+from typing import BinaryIO
+
+import numba
+import numpy as np
+import pyarrow as pa
+
+from bloomskip._numba import KERNEL
+from bloomskip.errors import CorruptFileError
+from bloomskip.hashing.physical import PhysicalType
+from bloomskip.hashing.plain import PlainValues, Rows, VarBytes, Words, hash_plain
+from bloomskip.parquet.footer import ColumnChunk, Footer
+from bloomskip.parquet.thrift import Struct, decode_struct
+
+# Encoding codes (parquet.thrift).
+PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED, RLE_DICTIONARY = 0, 2, 3, 4, 8
+# PageType codes.
+DATA_PAGE, DICTIONARY_PAGE, DATA_PAGE_V2 = 0, 2, 3
+
+#: Largest dictionary page (uncompressed) bloomskip decodes; larger ones "may match".
+MAX_DICTIONARY_BYTES = 256 * 1024 * 1024
+_HEADER_WINDOWS = (1024, 64 * 1024, 1024 * 1024)
+_CODECS = {
+    "SNAPPY": "snappy",
+    "GZIP": "gzip",
+    "BROTLI": "brotli",
+    "ZSTD": "zstd",
+    "LZ4_RAW": "lz4_raw",
+}
+_DICT = (PLAIN_DICTIONARY, RLE_DICTIONARY)
+
+
+def fully_dictionary_encoded(chunk: ColumnChunk) -> tuple[bool, str]:
+    """Whether every data page of the chunk is dictionary-encoded, and how we know."""
+    meta = chunk.meta
+    if meta is None:
+        return False, "no column metadata"
+    stats = meta.get(13)
+    if stats is not None and getattr(stats, "items", None) is not None:
+        data_pages = 0
+        for entry in stats.items:
+            if not isinstance(entry, Struct):
+                return False, "malformed encoding_stats"
+            page_type, encoding, count = entry.get(1), entry.get(2), entry.get(3)
+            if page_type in (DATA_PAGE, DATA_PAGE_V2) and (count or 0) > 0:
+                if encoding not in _DICT:
+                    return False, "some data pages are not dictionary-encoded"
+                data_pages += count
+        if data_pages == 0:
+            return False, "encoding_stats list no data pages"
+        return True, "every data page is dictionary-encoded (encoding_stats)"
+    encodings = getattr(meta.get(2), "items", None) or []
+    rest = set(encodings) - {RLE, BIT_PACKED}
+    if PLAIN_DICTIONARY in rest and rest == {PLAIN_DICTIONARY}:
+        return True, "every data page is dictionary-encoded (encodings)"
+    return False, "cannot prove every data page is dictionary-encoded"
+
+
+def dictionary_hashes(
+    fh: BinaryIO,
+    footer: Footer,
+    chunk: ColumnChunk,
+    physical: PhysicalType,
+    type_length: int | None,
+) -> np.ndarray | str:
+    """Sorted unique xxHash64 of the chunk's dictionary entries, or why not available."""
+    label = f"{footer.path}: row group {chunk.row_group} column {footer.leaves[chunk.column].name}"
+    try:
+        plain = _read_dictionary(fh, footer, chunk, physical, type_length, label)
+    except CorruptFileError as e:
+        return str(e)
+    if isinstance(plain, str):
+        return plain
+    return np.unique(hash_plain(plain))
+
+
+def _read_dictionary(
+    fh: BinaryIO,
+    footer: Footer,
+    chunk: ColumnChunk,
+    physical: PhysicalType,
+    type_length: int | None,
+    label: str,
+) -> PlainValues | str:
+    dict_off, data_off = chunk.dictionary_page_offset, chunk.data_page_offset
+    start = dict_off if isinstance(dict_off, int) and dict_off > 0 else data_off
+    if not isinstance(start, int) or not 4 <= start < footer.footer_offset:
+        return "no dictionary page offset"
+    limit = footer.footer_offset
+    size = chunk.total_compressed_size
+    if isinstance(size, int) and size > 0:
+        limit = min(limit, start + size)
+    header, payload_at = _page_header(fh, start, limit, label)
+    if header.get(1) != DICTIONARY_PAGE:
+        return "the chunk has no dictionary page"
+    dph = header.get(7)
+    num_values = dph.get(1) if isinstance(dph, Struct) else None
+    encoding = dph.get(2) if isinstance(dph, Struct) else None
+    compressed, uncompressed = header.get(3), header.get(2)
+    if not isinstance(num_values, int) or num_values < 0:
+        raise CorruptFileError(f"{label}: dictionary page without a valid num_values")
+    if encoding not in (PLAIN, PLAIN_DICTIONARY):
+        return f"dictionary page encoding {encoding} is not PLAIN"
+    if not isinstance(compressed, int) or not 0 <= compressed <= limit - payload_at:
+        raise CorruptFileError(f"{label}: dictionary page size {compressed} runs past the chunk")
+    if not isinstance(uncompressed, int) or not 0 <= uncompressed <= MAX_DICTIONARY_BYTES:
+        return f"dictionary page of {uncompressed} B is larger than bloomskip decodes"
+    fh.seek(payload_at)
+    raw = fh.read(compressed)
+    if len(raw) != compressed:
+        raise CorruptFileError(f"{label}: file ends inside the dictionary page")
+    data = _decompress(raw, chunk.codec, uncompressed, label)
+    if isinstance(data, str):
+        return data
+    return _decode_plain(np.frombuffer(data, np.uint8), num_values, physical, type_length, label)
+
+
+def _page_header(fh: BinaryIO, start: int, limit: int, label: str) -> tuple[Struct, int]:
+    """Decode the PageHeader at ``start``, reading more only if it is long."""
+    for window in _HEADER_WINDOWS:
+        n = min(window, limit - start)
+        fh.seek(start)
+        buf = fh.read(n)
+        try:
+            header, end = decode_struct(buf, name=f"{label} page header")
+            return header, start + end
+        except CorruptFileError:
+            if n < window:  # we already had everything up to the limit
+                raise
+    raise CorruptFileError(f"{label}: page header longer than {_HEADER_WINDOWS[-1]} B")
+
+
+def _decompress(raw: bytes, codec: str, size: int, label: str) -> bytes | str:
+    if codec == "UNCOMPRESSED":
+        if len(raw) != size:
+            raise CorruptFileError(f"{label}: dictionary page sizes disagree")
+        return raw
+    name = _CODECS.get(codec)
+    if name is None:
+        return f"dictionary page codec {codec} is not decoded by bloomskip"
+    try:
+        out = pa.Codec(name).decompress(raw, decompressed_size=size)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise CorruptFileError(f"{label}: cannot decompress the dictionary page ({e})") from None
+    out = out.to_pybytes() if hasattr(out, "to_pybytes") else bytes(out)
+    if len(out) != size:
+        raise CorruptFileError(f"{label}: dictionary page decompressed to a different size")
+    return out
+
+
+def _decode_plain(
+    buf: np.ndarray, count: int, physical: PhysicalType, type_length: int | None, label: str
+) -> PlainValues | str:
+    P = PhysicalType
+    fixed = {P.INT32: np.uint32, P.INT64: np.uint64, P.FLOAT: np.uint32, P.DOUBLE: np.uint64}
+    if physical in fixed:
+        dtype = np.dtype(fixed[physical])
+        if buf.size < count * dtype.itemsize:
+            raise CorruptFileError(f"{label}: dictionary page too short for {count} values")
+        return Words(buf[: count * dtype.itemsize].view(dtype))
+    if physical in (P.INT96, P.FIXED_LEN_BYTE_ARRAY):
+        width = 12 if physical is P.INT96 else (type_length or 0)
+        if width <= 0 or buf.size < count * width:
+            raise CorruptFileError(f"{label}: dictionary page too short for {count} values")
+        return Rows(buf, width, count)
+    if physical is P.BYTE_ARRAY:
+        if count > buf.size // 4:
+            raise CorruptFileError(f"{label}: dictionary page too short for {count} values")
+        offsets, data = (
+            np.empty(count + 1, np.int64),
+            np.empty(max(buf.size - 4 * count, 0), np.uint8),
+        )
+        if _split_byte_arrays(buf, count, offsets, data) < 0:
+            raise CorruptFileError(f"{label}: dictionary page BYTE_ARRAY lengths overrun it")
+        return VarBytes.trusted(offsets, data)
+    return f"dictionary of {physical} is not decoded"
+
+
+@numba.njit(**KERNEL)
+def _split_byte_arrays(buf, count, offsets, data):  # pragma: no cover - compiled
+    """PLAIN BYTE_ARRAY (4-byte length + bytes, repeated) -> Arrow offsets + data.
+
+    Returns the number of bytes consumed, or -1 if a length runs past the buffer."""
+    pos = 0
+    out = 0
+    offsets[0] = 0
+    n = buf.shape[0]
+    for i in range(count):
+        if pos + 4 > n:
+            return -1
+        length = (
+            np.int64(buf[pos])
+            | (np.int64(buf[pos + 1]) << 8)
+            | (np.int64(buf[pos + 2]) << 16)
+            | (np.int64(buf[pos + 3]) << 24)
+        )
+        pos += 4
+        if pos + length > n:
+            return -1
+        for j in range(length):
+            data[out + j] = buf[pos + j]
+        out += length
+        pos += length
+        offsets[i + 1] = out
+    return pos
