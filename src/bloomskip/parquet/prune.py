@@ -364,10 +364,8 @@ class _RowGroupContext:
             return False, f"{why}; bloom filter not used"
         loaded = self.bloom(col)
         if loaded.filter is None:
-            return (
-                False,
-                f"{why}; {'bloom filter invalid: ' if loaded.status == 'invalid' else ''}{loaded.reason}",
-            )
+            invalid = "bloom filter invalid: " if loaded.status == "invalid" else ""
+            return False, f"{why}; {invalid}{loaded.reason}"
         h = self.f.hashes(col, conv.values)
         if not loaded.filter.check_hashes(h).any():
             return True, "bloom filter: absent"
