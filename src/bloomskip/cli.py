@@ -3,6 +3,10 @@
 bloomskip demo                       build and probe a 10M-value filter
 bloomskip size --ndv 1e6 --fpp 0.01  filter size under both sizing policies
 bloomskip hash --type int32 42       the xxHash64 a Parquet filter stores for a value
+bloomskip inspect FILE               the bloom filters of a Parquet file
+bloomskip probe FILE -c COL VALUE..  ask each row group's bloom filter for values
+bloomskip prune FILE --where SQL     the row groups that may hold matching rows
+bloomskip add-bloom SRC [DST] -c C   add bloom filters without rewriting the data
 """
 
 from __future__ import annotations
@@ -115,6 +119,63 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _probe_literal(text: str, column_type: pa.DataType | None):
+    """A VALUE from the command line: raw text for string and binary columns, otherwise
+    a SQL literal (``42``, ``DATE '2024-01-31'``, ``X'00ff'``) or, failing that, text."""
+    from bloomskip.expr.expressions import Literal
+    from bloomskip.expr.sql import parse_literal
+
+    textual = column_type is not None and (
+        pa.types.is_string(column_type) or pa.types.is_large_string(column_type)
+    )
+    if textual:
+        return Literal("string", text)
+    return parse_literal(text) or Literal("string", text)
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    from bloomskip.expr.bind import resolve
+    from bloomskip.parquet.footer import read_footer
+    from bloomskip.parquet.prune import probe, schema_of
+
+    schema, _ = schema_of(read_footer(args.file))
+    column_type = resolve(args.column, schema).type
+    values = [_probe_literal(v, column_type) for v in args.values]
+    result = probe(args.file, args.column, values)
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    print(f"{result.file}: column {result.column}, values {', '.join(result.values)}")
+    print(f"{'rg':>4} {'first_row':>12} {'rows':>10}  {'result':9}  reason")
+    for u in result.units:
+        print(f"{u.row_group:>4} {u.first_row:>12,} {u.num_rows:>10,}  {u.result:9}  {u.reason}")
+    absent = sum(u.result == "absent" for u in result.units)
+    print(f"{absent} of {len(result.units)} row groups: every value absent")
+    return 0
+
+
+def _cmd_prune(args: argparse.Namespace) -> int:
+    from bloomskip.parquet.prune import prune
+
+    stages = args.stages.split(",") if args.stages else None
+    result = prune(args.file, args.where, **({"stages": stages} if stages else {}))
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    total = sum(u.num_rows for u in result.units)
+    keep = result.matching
+    print(f"{result.file}: WHERE {args.where}")
+    print(f"{'rg':>4} {'first_row':>12} {'rows':>10}  {'may match':9}  reason")
+    for u in result.units:
+        answer = "yes" if u.may_match else "no"
+        print(f"{u.row_group:>4} {u.first_row:>12,} {u.num_rows:>10,}  {answer:9}  {u.reason}")
+    print(
+        f"{len(keep)} of {len(result.units)} row groups may match; "
+        f"{result.rows_skipped:,} of {total:,} rows skipped"
+    )
+    return 0
+
+
 def _cmd_add_bloom(args: argparse.Namespace) -> int:
     from bloomskip.parquet.write import add_bloom_filters
 
@@ -198,6 +259,46 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--encoding", choices=("parquet", "arrow"), default="parquet")
     h.add_argument("values", nargs="+")
     h.set_defaults(func=_cmd_hash)
+
+    pr = sub.add_parser(
+        "probe",
+        help="ask each row group's bloom filter whether values may be present",
+        description="For each row group: 'absent' (the bloom filter rules out every VALUE),\n"
+        "'maybe' (some VALUE may be present) or 'no filter'. VALUEs are converted to the\n"
+        "column's type first, as prune does: for string columns a VALUE is the text itself;\n"
+        "otherwise it is a SQL literal (42, 1.5, DATE '2024-01-31', X'00ff').",
+        epilog="examples: bloomskip probe events.parquet --column user_id u_000123 u_999\n"
+        "          bloomskip probe events.parquet -c day \"DATE '2024-01-31'\" --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pr.add_argument("file", help="a Parquet file")
+    pr.add_argument("--column", "-c", required=True, help="the column to probe")
+    pr.add_argument("values", nargs="+", metavar="VALUE")
+    pr.add_argument("--json", action="store_true", help="print one JSON object")
+    pr.set_defaults(func=_cmd_probe)
+
+    pu = sub.add_parser(
+        "prune",
+        help="the row groups of a Parquet file that may hold rows matching a predicate",
+        description="Decide for each row group whether it may hold a row matching a SQL\n"
+        "predicate, using min/max statistics, then the dictionary, then the bloom filter,\n"
+        "and say why. Predicates: col = lit, col IN (...), IS [NOT] NULL, !=, NOT IN, AND,\n"
+        "OR, NOT; anything else never prunes. Literals: 'text', 42, 1.5, DATE '2024-01-31',\n"
+        "TIMESTAMP '2024-01-31 12:00:00' (UTC for instant columns, wall clock for local\n"
+        "ones), X'00ff', true/false, NULL. bloomskip never skips a row group that matches.",
+        epilog="examples: bloomskip prune events.parquet --where \"user_id = 'u_000123'\"\n"
+        '          bloomskip prune events.parquet --where "id IN (7, 9) AND day IS NOT NULL"'
+        " --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pu.add_argument("file", help="a Parquet file")
+    pu.add_argument("--where", "-w", required=True, help="the SQL predicate")
+    pu.add_argument(
+        "--stages",
+        help="comma-separated evidence to use: statistics,dictionary,bloom (default: all)",
+    )
+    pu.add_argument("--json", action="store_true", help="print one JSON object")
+    pu.set_defaults(func=_cmd_prune)
 
     a = sub.add_parser(
         "add-bloom",

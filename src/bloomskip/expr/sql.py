@@ -60,7 +60,8 @@ def parse(text: str) -> Expression:
     try:
         tree = sqlglot.parse_one(text, dialect=DIALECT)
     except sqlglot.errors.SqlglotError as e:
-        raise PredicateError(f"cannot parse predicate {text!r}: {e}") from None
+        message = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).replace("\n", " ")
+        raise PredicateError(f"cannot parse predicate {text!r}: {message}") from None
     if tree is None:
         raise PredicateError(f"cannot parse predicate {text!r}")
     return _convert(tree)
@@ -193,3 +194,12 @@ def _cast(node: exp.Cast) -> Literal | None:
         if number is not None and number.value == int(number.value):
             return Literal("number", int(number.value))
     return None
+
+
+def parse_literal(text: str) -> Literal | None:
+    """A single SQL literal (``42``, ``'x'``, ``DATE '2024-01-31'``, ``X'00ff'``), or None."""
+    try:
+        node = sqlglot.parse_one(text, dialect=DIALECT)
+    except sqlglot.errors.SqlglotError:
+        return None
+    return None if node is None else _literal(node)

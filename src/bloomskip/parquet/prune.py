@@ -350,7 +350,7 @@ class _RowGroupContext:
             except (ValueError, TypeError):
                 keys = []
             if keys and all(st.excludes(k) for k in keys):
-                return True, "statistics: outside [min, max]"
+                return True, f"statistics: outside [{_show(st.min)}, {_show(st.max)}]"
         why = "within [min, max]" if st.min is not None else st.note or "no statistics"
         if not t.bloom_ok:
             return False, f"{why}; {t.why_not}"
@@ -413,5 +413,15 @@ class _RowGroupContext:
             return "no filter", loaded.reason
         h = self.f.hashes(col, conv.values)
         if loaded.filter.check_hashes(h).any():
-            return "maybe", "bloom filter: maybe present"
-        return "absent", "bloom filter: absent"
+            return "maybe", f"{lit}: maybe present"
+        return "absent", f"{lit}: absent"
+
+
+def _show(bound: Any) -> str:
+    """A statistics bound for a reason string (bytes shortened)."""
+    if bound is None:
+        return "?"
+    if isinstance(bound, bytes):
+        text = bound[:24].decode("utf-8", "backslashreplace")
+        return repr(text + ("..." if len(bound) > 24 else ""))
+    return str(bound)
