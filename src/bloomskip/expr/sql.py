@@ -108,7 +108,7 @@ def _comparison(node: exp.Expression) -> Expression:
         return _unsupported(node)
     ref = _reference(left)
     if isinstance(node, exp.NullSafeEQ):
-        return IsNull(ref) if lit.kind == "null" else EqualTo(ref, lit)
+        return IsNull(ref) if lit.kind == "null" else _null_safe_equal(ref, lit)
     return EqualTo(ref, lit) if isinstance(node, exp.EQ) else NotEqualTo(ref, lit)
 
 
@@ -127,9 +127,18 @@ def _is(node: exp.Is) -> Expression:
     ref, what, negate = _reference(node.this), node.expression, bool(node.args.get("negate"))
     if isinstance(what, exp.Null):
         return NotNull(ref) if negate else IsNull(ref)
-    if isinstance(what, exp.Boolean) and not negate:
-        return EqualTo(ref, Literal("boolean", bool(what.this)))
-    return _unsupported(node)  # IS NOT TRUE also selects NULLs
+    if isinstance(what, exp.Boolean):
+        positive = _null_safe_equal(ref, Literal("boolean", bool(what.this)))
+        return Not(positive) if negate else positive
+    return _unsupported(node)
+
+
+def _null_safe_equal(ref: Reference, lit: Literal) -> Expression:
+    """``col IS NOT DISTINCT FROM lit`` / ``col IS TRUE``: never NULL, so its negation
+    selects NULL rows too. Written as ``col = lit AND col IS NOT NULL``, whose NOT is
+    ``col != lit OR col IS NULL`` - exact under rewrite_not, where a bare EqualTo would
+    lose the NULL rows."""
+    return And(EqualTo(ref, lit), NotNull(ref))
 
 
 def _literal(node: exp.Expression) -> Literal | None:

@@ -1,0 +1,337 @@
+"""The predicate layer: SQL parsing, NOT rewriting, binding and exact literal conversion."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bloomskip.errors import PredicateError
+from bloomskip.expr import (
+    And,
+    Column,
+    EqualTo,
+    In,
+    IsNull,
+    Literal,
+    Not,
+    NotEqualTo,
+    NotIn,
+    NotNull,
+    Or,
+    Reference,
+    Unsupported,
+    bind,
+    cannot,
+    evaluate,
+    might,
+    parse,
+    rewrite_not,
+)
+from bloomskip.expr.bind import BoundEqualTo, BoundIn
+from bloomskip.expr.expressions import literal
+from bloomskip.expr.literals import NoMatch, Unknown, Values, convert, to_arrow
+from bloomskip.expr.sql import parse_literal
+
+a, b = Reference("a"), Reference("b")
+
+
+def num(v) -> Literal:
+    return Literal("number", v)
+
+
+def s(v: str) -> Literal:
+    return Literal("string", v)
+
+
+# ------------------------------------------------------------------------ parsing
+
+
+@pytest.mark.parametrize(
+    "sql, tree",
+    [
+        ("a = 1", EqualTo(a, num(1))),
+        ("1 = a", EqualTo(a, num(1))),
+        ("a = 'it''s'", EqualTo(a, s("it's"))),
+        ("a != -2", NotEqualTo(a, num(-2))),
+        ("a <> 1.50", NotEqualTo(a, num(Decimal("1.50")))),
+        ("a IN (1, 'x')", In(a, (num(1), s("x")))),
+        ("a NOT IN (1)", Not(In(a, (num(1),)))),
+        ("a IS NULL", IsNull(a)),
+        ("a IS NOT NULL", NotNull(a)),
+        ("a <=> NULL", IsNull(a)),
+        ("a IS NOT DISTINCT FROM 3", And(EqualTo(a, num(3)), NotNull(a))),
+        ("a <=> 3", And(EqualTo(a, num(3)), NotNull(a))),
+        ("a", EqualTo(a, Literal("boolean", True))),
+        ("a IS TRUE", And(EqualTo(a, Literal("boolean", True)), NotNull(a))),
+        ("a = DATE '2024-01-31'", EqualTo(a, Literal("date", "2024-01-31"))),
+        ("a = TIMESTAMP '2024-01-31 12:00:00'",
+         EqualTo(a, Literal("timestamp", "2024-01-31 12:00:00"))),
+        ("a = TIME '12:00:00'", EqualTo(a, Literal("time", "12:00:00"))),
+        ("a = X'00ff'", EqualTo(a, Literal("binary", b"\x00\xff"))),
+        ("a = true", EqualTo(a, Literal("boolean", True))),
+        ("a = NULL", EqualTo(a, Literal("null", None))),
+        ("a = 1e3", EqualTo(a, num(Decimal("1e3")))),
+        ("a = -0.0", EqualTo(a, num(Decimal("-0.0")))),
+        ("\"My Col\" = 1", EqualTo(Reference("My Col"), num(1))),
+        ("s.x = 1", EqualTo(Reference("s.x"), num(1))),
+        ("a = CAST('7' AS BIGINT)", EqualTo(a, num(7))),
+        ("a = 1 AND (b = 2 OR NOT b IS NULL)",
+         And(EqualTo(a, num(1)), Or(EqualTo(b, num(2)), Not(IsNull(b))))),
+    ],
+)  # fmt: skip
+def test_parse(sql, tree):
+    assert parse(sql) == tree
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["a < 5", "a LIKE 'x%'", "upper(a) = 'X'", "a = b", "CAST(a AS INT) = 1",
+     "a IN (SELECT 1)", "a BETWEEN 1 AND 2", "a = CAST(1.5 AS INT)"],
+)  # fmt: skip
+def test_what_is_not_understood_is_kept_as_unsupported(sql):
+    assert isinstance(parse(sql), Unsupported)
+
+
+def test_null_safe_forms_keep_null_rows_under_not():
+    """NOT (a IS TRUE) and NOT (a <=> 3) select NULL rows: the rewrite must keep them."""
+    for sql in ("a IS NOT TRUE", "NOT (a <=> 3)", "NOT a IS NOT DISTINCT FROM 3"):
+        rewritten = rewrite_not(parse(sql))
+        assert isinstance(rewritten, Or) and rewritten.right == IsNull(a), sql
+
+
+@pytest.mark.parametrize("sql", ["", "   ", "a = = 1", "a = 'unterminated"])
+def test_parse_errors_are_typed(sql):
+    with pytest.raises(PredicateError):
+        parse(sql)
+
+
+def test_parse_literal():
+    assert parse_literal("42") == num(42)
+    assert parse_literal("DATE '2024-01-31'") == Literal("date", "2024-01-31")
+    assert parse_literal("X'0a'") == Literal("binary", b"\n")
+    assert parse_literal("hello world") is None
+
+
+# ------------------------------------------------------------------ NOT rewriting
+
+
+def test_rewrite_not_pushes_not_to_the_leaves():
+    e = Not(And(EqualTo(a, num(1)), Or(IsNull(b), Not(In(a, (num(2),))))))
+    assert rewrite_not(e) == Or(NotEqualTo(a, num(1)), And(NotNull(b), In(a, (num(2),))))
+    assert rewrite_not(Not(Not(IsNull(a)))) == IsNull(a)
+    assert rewrite_not(Not(NotIn(a, (num(1),)))) == In(a, (num(1),))
+    assert rewrite_not(Not(Unsupported("a < 5"))) == Unsupported("NOT (a < 5)")
+
+
+def _has_not(e) -> bool:
+    if isinstance(e, Not):
+        return True
+    if isinstance(e, And | Or):
+        return _has_not(e.left) or _has_not(e.right)
+    return False
+
+
+leaves = st.sampled_from(
+    [EqualTo(a, num(1)), In(b, (num(1), num(2))), IsNull(a), NotNull(b), Unsupported("a < 1")]
+)
+trees = st.recursive(
+    leaves,
+    lambda kids: st.one_of(
+        st.builds(And, kids, kids), st.builds(Or, kids, kids), st.builds(Not, kids)
+    ),
+    max_leaves=12,
+)
+
+
+@given(trees)
+def test_rewrite_not_leaves_no_not_and_is_an_involution_on_the_truth(tree):
+    rewritten = rewrite_not(tree)
+    assert not _has_not(rewritten)
+    assert rewrite_not(Not(Not(tree))) == rewritten
+
+
+# ------------------------------------------------------------------- evaluation
+
+
+@given(trees, st.data())
+def test_evaluate_never_prunes_what_the_truth_keeps(tree, data):
+    """With random per-leaf truth values, a unit pruned by evaluate() has no match."""
+    truth = {}
+
+    def leaf_truth(p):
+        key = str(p)
+        if key not in truth:
+            truth[key] = data.draw(st.booleans(), label=key)
+        return truth[key]
+
+    schema = {"a": Column(pa.int64(), 0), "b": Column(pa.int64(), 1)}
+    bound = bind(tree, schema)
+
+    def true_value(e) -> bool:
+        if isinstance(e, And):
+            return true_value(e.left) and true_value(e.right)
+        if isinstance(e, Or):
+            return true_value(e.left) or true_value(e.right)
+        if isinstance(e, Unsupported):
+            return data.draw(st.booleans())
+        return leaf_truth(e)
+
+    # An evaluator that is exact where it answers "cannot" (it knows the leaf is false).
+    decision = evaluate(bound, lambda p: might("x") if leaf_truth(p) else cannot("y"))
+    if true_value(bound):
+        assert decision.may_match
+
+
+# ------------------------------------------------------------------------ binding
+
+
+def test_bind_resolves_names_and_converts_once():
+    schema = {"User_Id": Column(pa.string(), 3), "n": Column(pa.int8(), 4)}
+    e = bind("user_id = 'x' AND n IN (1, 300)", schema)
+    assert isinstance(e, And)
+    assert isinstance(e.left, BoundEqualTo) and e.left.term.name == "User_Id"
+    assert e.left.term.key == 3 and e.left.converted == Values(("x",))
+    assert isinstance(e.right, BoundIn)
+    assert e.right.converted[0] == Values((1,))
+    assert isinstance(e.right.converted[1], NoMatch)
+
+
+def test_bind_errors_name_the_columns():
+    with pytest.raises(PredicateError, match="no column 'x'; columns are: a, b"):
+        bind("x = 1", {"a": Column(pa.int8()), "b": Column(pa.int8())})
+    with pytest.raises(PredicateError, match="ambiguous"):
+        bind("Ab = 1", {"ab": Column(pa.int8()), "AB": Column(pa.int8())})
+    # An exact match wins over case-insensitive ones.
+    assert bind("ab = 1", {"ab": Column(pa.int8()), "AB": Column(pa.int8())}).term.name == "ab"
+
+
+# -------------------------------------------------------------- literal conversion
+
+
+def conv(sql_literal: str, t: pa.DataType):
+    lit = parse_literal(sql_literal)
+    assert lit is not None, sql_literal
+    return convert(lit, t)
+
+
+@pytest.mark.parametrize(
+    "lit, t, expected",
+    [
+        ("5", pa.int8(), Values((5,))),
+        ("5.0", pa.int8(), Values((5,))),
+        ("1e2", pa.int16(), Values((100,))),
+        ("'7'", pa.int32(), Values((7,))),
+        ("-1", pa.uint32(), NoMatch),
+        ("4294967295", pa.uint32(), Values((4294967295,))),
+        ("300", pa.int8(), NoMatch),
+        ("1.5", pa.int64(), NoMatch),
+        ("'x'", pa.int64(), Unknown),
+        ("0.0", pa.float64(), Values((0.0, -0.0))),
+        ("-0.0", pa.float32(), Values((0.0, -0.0))),
+        ("0.5", pa.float32(), Values((0.5,))),
+        ("'NaN'", pa.float64(), Unknown),
+        ("1.234", pa.decimal128(5, 2), NoMatch),
+        ("1.230", pa.decimal128(5, 2), Values((Decimal("1.23"),))),
+        ("1000", pa.decimal128(5, 2), NoMatch),
+        ("999.99", pa.decimal128(5, 2), Values((Decimal("999.99"),))),
+        ("'x'", pa.string(), Values(("x",))),
+        ("X'78'", pa.string(), Values(("x",))),
+        ("X'ff'", pa.string(), NoMatch),
+        ("5", pa.string(), Unknown),
+        ("'ab'", pa.binary(), Values((b"ab",))),
+        ("X'0001'", pa.binary(3), NoMatch),
+        ("X'000102'", pa.binary(3), Values((b"\x00\x01\x02",))),
+        ("'12345678-1234-5678-1234-567812345678'", pa.uuid(),
+         Values((bytes.fromhex("12345678123456781234567812345678"),))),
+        ("DATE '2024-01-31'", pa.date32(), Values((dt.date(2024, 1, 31),))),
+        ("'2024-01-31'", pa.date32(), Values((dt.date(2024, 1, 31),))),
+        ("TIMESTAMP '2024-01-31 00:00:00'", pa.date32(), Values((dt.date(2024, 1, 31),))),
+        ("TIMESTAMP '2024-01-31 00:00:01'", pa.date32(), NoMatch),
+        ("TIMESTAMP '1970-01-01 00:00:01'", pa.timestamp("ms"), Values((1000,))),
+        ("TIMESTAMP '1970-01-01 00:00:01'", pa.timestamp("us", tz="UTC"), Values((10**6,))),
+        ("TIMESTAMP '1970-01-01 02:00:01+02:00'", pa.timestamp("s", tz="UTC"), Values((1,))),
+        ("TIMESTAMP '1970-01-01 00:00:01+02:00'", pa.timestamp("s"), Unknown),
+        ("TIMESTAMP '1970-01-01 00:00:00.000000001'", pa.timestamp("ns"), Values((1,))),
+        ("TIMESTAMP '1970-01-01 00:00:00.000001'", pa.timestamp("ms"), NoMatch),
+        ("DATE '1970-01-02'", pa.timestamp("s"), Values((86400,))),
+        ("TIME '00:00:01.5'", pa.time32("ms"), Values((1500,))),
+        ("TIME '00:00:01.5'", pa.time32("s"), NoMatch),
+        ("true", pa.bool_(), Values((True,))),
+        ("NULL", pa.int64(), NoMatch),
+    ],
+)  # fmt: skip
+def test_literal_conversion(lit, t, expected):
+    got = conv(lit, t)
+    if isinstance(expected, type):
+        assert isinstance(got, expected), got
+        assert got.reason
+    else:
+        assert got == expected
+
+
+def test_float_literals_that_are_not_exact_probe_both_neighbours():
+    got = conv("0.1", pa.float32())
+    assert isinstance(got, Values) and len(got.values) == 2
+    lo, hi = sorted(got.values)
+    assert np.float32(lo) == lo and np.float32(hi) == hi
+    assert np.nextafter(np.float32(lo), np.float32(1)) == np.float32(hi)
+    assert Fraction(lo) < Fraction(1, 10) < Fraction(hi)
+    lo, hi = sorted(conv("0.1", pa.float64()).values)
+    assert Fraction(lo) < Fraction(1, 10) < Fraction(hi) and math.nextafter(lo, 1.0) == hi
+
+
+@given(st.floats(allow_nan=False, width=32))
+def test_every_float32_literal_probes_itself(x):
+    lit = literal(float(x))
+    got = convert(lit, pa.float32())
+    assert isinstance(got, Values)
+    assert float(x) in got.values
+
+
+@given(st.floats(allow_nan=False))
+def test_every_double_literal_probes_itself(x):
+    got = convert(literal(x), pa.float64())
+    assert isinstance(got, Values) and x in got.values
+
+
+@given(st.decimals(allow_nan=False, allow_infinity=False, places=2, min_value=-999, max_value=999))
+def test_every_decimal_value_converts_to_itself(d):
+    got = convert(Literal("number", d), pa.decimal128(5, 2))
+    assert got == Values((d.quantize(Decimal("0.01")),))
+
+
+@given(st.integers(-(2**63), 2**63 - 1))
+def test_integers_convert_exactly_or_do_not_fit(v):
+    for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint32(), pa.uint64()):
+        info = np.iinfo(t.to_pandas_dtype())
+        got = convert(num(v), t)
+        assert got == Values((v,)) if info.min <= v <= info.max else isinstance(got, NoMatch)
+
+
+def test_to_arrow_builds_arrays_of_the_column_type():
+    assert to_arrow((1000,), pa.timestamp("ms")).type == pa.timestamp("ms")
+    assert to_arrow((5,), pa.time32("ms")).to_pylist() == [dt.time(0, 0, 0, 5000)]
+    assert to_arrow((b"x" * 16,), pa.uuid()).type == pa.uuid()
+    assert to_arrow((Decimal("1.23"),), pa.decimal128(5, 2)).to_pylist() == [Decimal("1.23")]
+
+
+def test_python_literals():
+    assert literal(5) == num(5)
+    assert literal(0.5) == num(Decimal("0.5"))
+    assert literal("x") == s("x")
+    assert literal(b"x") == Literal("binary", b"x")
+    assert literal(None) == Literal("null", None)
+    assert literal(dt.date(2024, 1, 31)) == Literal("date", "2024-01-31")
+    assert convert(literal(float("nan")), pa.float64()) == Unknown(
+        "NaN never prunes (NaN equality differs between engines)"
+    )
+    with pytest.raises(TypeError):
+        literal(object())
