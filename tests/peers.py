@@ -8,6 +8,8 @@ bytes it had no hand in producing.
 * :func:`read_bloom_filters` - every (row group, column) filter of a file;
 * :func:`file_physical_spec` - the :class:`bloomskip.PhysicalSpec` of a file's column,
   from its Parquet schema (physical type, FLBA length, time unit of the logical type);
+* :func:`row_group_values` - one row group's values of a leaf column (nested leaves
+  flattened);
 * :func:`mismatch_report` - why a rebuilt filter differs from a file's, for the
   assertion message.
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bloomskip import PhysicalSpec, PhysicalType, Sbbf
@@ -210,8 +213,36 @@ def file_physical_spec(path: str | Path, column: int) -> PhysicalSpec:
 
 
 def row_group_values(path: str | Path, row_group: int, name: str) -> pa.ChunkedArray:
-    """The column's values in one row group, as pyarrow reads them."""
-    return pq.ParquetFile(path).read_row_group(row_group, columns=[name]).column(0)
+    """The leaf column's values in one row group, as pyarrow reads them.
+
+    ``name`` is the Parquet column path (``ff.name``); for a leaf inside a list, map or
+    struct (``l.list.item``, ``m.key_value.key``, ``s.x``) the top-level column is read
+    and reduced to the leaf's values: list elements flattened, map keys or values, struct
+    fields with the struct's nulls - the values a writer put in the chunk.
+    """
+    top, *rest = name.split(".")
+    column = pq.ParquetFile(path).read_row_group(row_group, columns=[top]).column(0)
+    if not rest:
+        return column
+    return pa.chunked_array([leaf_values(chunk, rest) for chunk in column.chunks])
+
+
+def leaf_values(array: pa.Array, path: list[str]) -> pa.Array:
+    """The values of the leaf at ``path`` (Parquet path components below ``array``)."""
+    while path:
+        t = array.type
+        if pa.types.is_map(t):  # <name>.key_value.key / .value (or "entries")
+            array = array.keys if path[1] == "key" else array.items
+            path = path[2:]
+        elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t):
+            array = array.flatten()  # <name>.list.element (or "item")
+            path = path[2:]
+        elif pa.types.is_struct(t):
+            array = pc.struct_field(array, path[0])
+            path = path[1:]
+        else:
+            raise ValueError(f"cannot descend into {t} along {path}")
+    return array
 
 
 def mismatch_report(

@@ -1,7 +1,7 @@
 """bloomskip's filters are byte-identical to the ones real Parquet writers put in files.
 
 Each peer writes a small file with bloom filters at test time: pyarrow (Arrow C++),
-DuckDB and Spark (parquet-java). For every (row group, column) filter in the file, the
+DuckDB, Spark (parquet-java), DataFusion and deltalake (both arrow-rs). For every (row group, column) filter in the file, the
 test reads the bitset (:mod:`tests.peers`), takes the row group's values with pyarrow and the
 column's physical type from the file's schema, rebuilds the filter with bloomskip and
 compares bytes. A mismatch reports whether the peer hashed other bytes (values of the
@@ -15,11 +15,20 @@ Peer facts the tests rely on (``../shared/reference/parquet-sbbf.md`` §2-4):
   dictionary size (so no folding); never for BOOLEAN or FLBA decimals.
 * parquet-java sizes from ``expected.ndv#col`` and never folds; it skips chunks that
   are only dictionary-encoded, and writes an all-zero filter for BOOLEAN columns.
+* arrow-rs (DataFusion, deltalake) sizes from ``ndv`` (default: the row group size) and
+  folds to the fpp, writes each row group's filters right after it, and writes real
+  filters for BOOLEAN columns and for every leaf of lists, structs and maps.
+
+Every file is also read by bloomskip's own reader (:mod:`bloomskip.parquet.bloom`),
+which must load each filter bit for bit; and hypothesis-chosen small tables, written by
+each peer but Spark, must give filters identical to a rebuild with no false negative.
 """
 
 from __future__ import annotations
 
 import glob
+import math
+import tempfile
 from decimal import Decimal
 
 import numpy as np
@@ -27,12 +36,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bloomskip import PhysicalSpec, PhysicalType, Sbbf, parquet_spec
+from bloomskip.parquet import bloom
 from bloomskip.sbbf.sizing import num_bytes_for
 from tests.peers import (
     FileFilter,
     file_physical_spec,
+    leaf_values,
     mismatch_report,
     parse_bloom_header,
     read_bloom_filters,
@@ -56,6 +69,11 @@ def flba(n: int) -> PhysicalSpec:
 
 def timed(physical: PhysicalType, unit: str) -> PhysicalSpec:
     return PhysicalSpec(physical, time_unit=unit)
+
+
+def exact_decimal(unscaled: int, scale: int) -> Decimal:
+    """``unscaled * 10**-scale`` exactly (``Decimal.scaleb`` rounds to 28 digits)."""
+    return Decimal(f"{unscaled}e-{scale}")
 
 
 def canonical_header(num_bytes: int) -> bytes:
@@ -187,7 +205,7 @@ def pyarrow_table() -> pa.Table:
         return pa.array([None if m else v for v, m in zip(values, null, strict=True)], type_)
 
     def dec(unscaled, precision, scale):
-        values = [Decimal(int(u)).scaleb(-scale) for u in unscaled]
+        values = [exact_decimal(int(u), scale) for u in unscaled]
         return nullable(values, pa.decimal128(precision, scale))
 
     def texts(type_):
@@ -501,3 +519,467 @@ def test_spark_filters_are_identical(spark_file, column):
             assert built(ff.header.num_bytes, values, spec).popcount() > 0
             continue
         check_filter(path, ff, expected)
+
+
+# ---------------------------------------------------------------------------- arrow-rs
+#
+# DataFusion and deltalake write through arrow-rs: filters after each row group
+# (AfterRowGroup), sized for ``ndv`` (default: the row group size) and folded to the fpp
+# (``fold_to_target_fpp``), booleans included (real 2-value filters, not parquet-java's
+# zeros). Every leaf of a nested column (list element, struct field, map key and value)
+# gets its own filter.
+
+
+def arrow_rs_extra_columns(n: int) -> dict[str, pa.Array]:
+    """Columns pyarrow cannot write filters for, added for the arrow-rs writers.
+
+    ``boolean`` holds both values in row group 0 and only ``True`` in row group 1.
+    """
+    rng = np.random.default_rng(20_240_602)
+    null = np.arange(n) % 13 == 5
+    flags = (np.arange(n) % 3 == 0) | (np.arange(n) >= ROWS_PER_GROUP)
+    wide = rng.integers(-(10**18), 10**18, n)
+    lists = [
+        None if m else [int(x) for x in rng.integers(-(2**31), 2**31, int(k))]
+        for m, k in zip(null, rng.integers(0, 4, n), strict=True)
+    ]
+    structs = [
+        None if m else {"x": None if i % 11 == 3 else f"s{i % 3_000}"} for i, m in enumerate(null)
+    ]
+    maps = [None if m else [(f"k{i % 50}", i * 7), (f"j{i}", None)] for i, m in enumerate(null)]
+    return {
+        "boolean": pa.array(flags, pa.bool_(), mask=null),
+        "decimal256_40_5": pa.array(
+            [
+                None if m else exact_decimal(int(w) * 10**21 + 7, 5)
+                for w, m in zip(wide, null, strict=True)
+            ],
+            pa.decimal256(40, 5),
+        ),
+        "list_int32": pa.array(lists, pa.list_(pa.int32())),
+        "struct_string": pa.array(structs, pa.struct([("x", pa.string())])),
+        "map_string_int64": pa.array(maps, pa.map_(pa.string(), pa.int64())),
+    }
+
+
+@pytest.fixture(scope="module")
+def arrow_rs_source(pyarrow_source) -> pa.Table:
+    table = pyarrow_source
+    for name, column in arrow_rs_extra_columns(table.num_rows).items():
+        table = table.append_column(name, column)
+    return table
+
+
+# Parquet leaf path -> the physical type arrow-rs writes. It keeps an Arrow unit Parquet
+# has no logical type for: timestamp[s] and time32[s] are plain INT64 / INT32 seconds,
+# date64 plain INT64 milliseconds, all without a logical type (pyarrow converts them).
+ARROW_RS_COLUMNS: dict[str, PhysicalSpec] = {
+    "int8": INT32,
+    "int16": INT32,
+    "int32": INT32,
+    "int64": INT64,
+    "uint8": INT32,
+    "uint16": INT32,
+    "uint32": INT32,
+    "uint64": INT64,
+    "float32": PhysicalSpec(P.FLOAT),
+    "float64": PhysicalSpec(P.DOUBLE),
+    "float16": flba(2),
+    "date32": INT32,
+    "date64": INT64,
+    "timestamp_s": INT64,
+    "timestamp_ms": timed(P.INT64, "ms"),
+    "timestamp_us_utc": timed(P.INT64, "us"),
+    "timestamp_ns": timed(P.INT64, "ns"),
+    "time32_s": INT32,
+    "time32_ms": timed(P.INT32, "ms"),
+    "time64_us": timed(P.INT64, "us"),
+    "time64_ns": timed(P.INT64, "ns"),
+    "decimal_9_2": INT32,
+    "decimal_18_2": INT64,
+    "decimal_19_2": flba(9),
+    "decimal_38_10": flba(16),
+    "string": BYTE_ARRAY,
+    "large_string": BYTE_ARRAY,
+    "string_view": BYTE_ARRAY,
+    "binary": BYTE_ARRAY,
+    "large_binary": BYTE_ARRAY,
+    "binary_view": BYTE_ARRAY,
+    "fixed_size_binary": flba(7),
+    "dictionary_string": BYTE_ARRAY,
+    "all_null": INT64,
+    "boolean": PhysicalSpec(P.BOOLEAN),
+    "decimal256_40_5": flba(17),
+    "list_int32.list.item": INT32,
+    "struct_string.x": BYTE_ARRAY,
+    "map_string_int64.entries.key": BYTE_ARRAY,
+    "map_string_int64.entries.value": INT64,
+}
+# Columns whose Parquet values are the Arrow storage integers (no unit conversion).
+ARROW_RS_RAW_UNITS = {"date64": pa.int64(), "timestamp_s": pa.int64(), "time32_s": pa.int32()}
+
+# deltalake casts to Delta's types first: no unsigned integers, float16, times or
+# decimal256 (refused); timestamps become microseconds, date64 date32 and
+# fixed_size_binary binary.
+DELTALAKE_REFUSED = {"uint8", "uint16", "uint32", "uint64", "float16", "decimal256_40_5"}
+DELTALAKE_REFUSED |= {c for c in ARROW_RS_COLUMNS if c.startswith("time") and "stamp" not in c}
+DELTALAKE_COLUMNS: dict[str, PhysicalSpec] = {
+    **{c: s for c, s in ARROW_RS_COLUMNS.items() if c not in DELTALAKE_REFUSED},
+    "date64": INT32,
+    "timestamp_s": timed(P.INT64, "us"),
+    "timestamp_ms": timed(P.INT64, "us"),
+    "timestamp_ns": timed(P.INT64, "us"),
+    "fixed_size_binary": BYTE_ARRAY,
+}
+
+
+def source_leaf(table: pa.Table, leaf: str, row_group: int) -> pa.Array:
+    """One row group's values of a leaf column, from the table the writer was given."""
+    top, *rest = leaf.split(".")
+    chunk = table[top].slice(row_group * ROWS_PER_GROUP, ROWS_PER_GROUP).combine_chunks()
+    return leaf_values(chunk, rest)
+
+
+def check_after_each_row_group(path) -> None:
+    """arrow-rs AfterRowGroup: a row group's filters lie between its pages and the next's."""
+    meta = pq.ParquetFile(path).metadata
+    spans = []
+    for r in range(meta.num_row_groups):
+        chunks = [meta.row_group(r).column(c) for c in range(meta.num_columns)]
+        starts = [c.dictionary_page_offset or c.data_page_offset for c in chunks]
+        ends = [s + c.total_compressed_size for s, c in zip(starts, chunks, strict=True)]
+        spans.append((min(starts), max(ends)))
+    for ff in read_bloom_filters(path):
+        chunk = meta.row_group(ff.row_group).column(ff.column)
+        begin, end = (
+            chunk.bloom_filter_offset,
+            chunk.bloom_filter_offset + chunk.bloom_filter_length,
+        )
+        assert begin >= spans[ff.row_group][1], f"{ff.name}: filter inside the row group"
+        if ff.row_group + 1 < len(spans):
+            assert end <= spans[ff.row_group + 1][0], f"{ff.name}: filter after the next group"
+
+
+def check_boolean_filters(path) -> None:
+    """arrow-rs inserts booleans: 32 B filters holding exactly the values present."""
+    for ff in filters_by_column(path)["boolean"]:
+        assert ff.header.num_bytes == 32
+        f = Sbbf.from_bytes(ff.bitset)
+        assert f.popcount() > 0
+        values = set(row_group_values(path, ff.row_group, "boolean").drop_null().to_pylist())
+        assert values == ({True, False} if ff.row_group == 0 else {True})
+        assert list(f.check([True, False])) == [True, False in values]
+
+
+# ---------------------------------------------------------------------------- DataFusion
+
+
+@pytest.fixture(scope="module", params=["write_parquet", "sql_copy"])
+def datafusion_file(request, arrow_rs_source, tmp_path_factory):
+    """``(path, ndv)``: the table written by DataFusion, through the DataFrame API (ndv
+    left to arrow-rs's default, the row group size) or SQL ``COPY`` (ndv given)."""
+    datafusion = pytest.importorskip("datafusion")
+    path = tmp_path_factory.mktemp("datafusion") / "t.parquet"
+    ctx = datafusion.SessionContext()
+    if request.param == "write_parquet":
+        options = datafusion.ParquetWriterOptions(
+            bloom_filter_on_write=True, bloom_filter_fpp=FPP, max_row_group_size=ROWS_PER_GROUP
+        )
+        ctx.from_arrow(arrow_rs_source).write_parquet_with_options(str(path), options)
+        return path, ROWS_PER_GROUP
+    ndv = 3 * NDV
+    ctx.from_arrow(arrow_rs_source, name="t")
+    ctx.sql(
+        f"COPY t TO '{path}' STORED AS PARQUET OPTIONS ("
+        f"'format.bloom_filter_on_write' 'true', 'format.bloom_filter_fpp' '{FPP}', "
+        f"'format.bloom_filter_ndv' '{ndv}', 'format.max_row_group_size' '{ROWS_PER_GROUP}')"
+    ).collect()
+    return path, ndv
+
+
+def test_datafusion_file_layout(datafusion_file, arrow_rs_source):
+    path, _ = datafusion_file
+    meta = pq.ParquetFile(path).metadata
+    assert "datafusion" in meta.created_by
+    assert [meta.row_group(r).num_rows for r in range(meta.num_row_groups)] == [ROWS_PER_GROUP] * 2
+    assert pq.read_table(path, columns=["int64", "string"]).equals(
+        arrow_rs_source.select(["int64", "string"])
+    )
+    assert sorted(filters_by_column(path)) == sorted(ARROW_RS_COLUMNS)
+    check_after_each_row_group(path)
+    check_boolean_filters(path)
+
+
+@pytest.mark.parametrize("column", list(ARROW_RS_COLUMNS))
+def test_datafusion_filters_are_identical(datafusion_file, arrow_rs_source, column):
+    path, ndv = datafusion_file
+    expected = ARROW_RS_COLUMNS[column]
+    filters = filters_by_column(path)[column]
+    assert [ff.row_group for ff in filters] == [0, 1]
+    initial = num_bytes_for(ndv, FPP)
+    for ff in filters:
+        values = check_filter(path, ff, expected)
+        folded = built(initial, values, expected).fold_to_fpp(FPP)
+        assert folded.to_bytes() == ff.bitset, (
+            f"{column}: folded {initial} B -> {folded.num_bytes} B, file {ff.header.num_bytes} B"
+        )
+        # The values the user wrote hash to the same filter, converted as arrow-rs does.
+        original = source_leaf(arrow_rs_source, column, ff.row_group)
+        if column in ARROW_RS_RAW_UNITS:
+            original = original.cast(ARROW_RS_RAW_UNITS[column])
+        assert built(ff.header.num_bytes, original, expected).to_bytes() == ff.bitset
+        # bloomskip's default physical type is arrow-rs's for every other flat column.
+        if "." not in column and column not in ARROW_RS_RAW_UNITS:
+            assert parquet_spec(original.type) == expected
+            assert built(ff.header.num_bytes, original, None).to_bytes() == ff.bitset
+
+
+# ---------------------------------------------------------------------------- deltalake
+
+
+def delta_parquet_files(table_dir) -> list[str]:
+    from deltalake import DeltaTable
+
+    return [u.removeprefix("file://") for u in DeltaTable(str(table_dir)).file_uris()]
+
+
+@pytest.fixture(scope="module")
+def deltalake_file(arrow_rs_source, tmp_path_factory):
+    """The one parquet file of a Delta table written by deltalake with filters on."""
+    deltalake = pytest.importorskip("deltalake")
+    top = {c.split(".")[0] for c in DELTALAKE_COLUMNS}
+    table = arrow_rs_source.select([c for c in arrow_rs_source.column_names if c in top])
+    out = tmp_path_factory.mktemp("deltalake") / "table"
+    bloom = deltalake.BloomFilterProperties(True, fpp=FPP, ndv=NDV)
+    deltalake.write_deltalake(
+        str(out),
+        table,
+        writer_properties=deltalake.WriterProperties(
+            max_row_group_size=ROWS_PER_GROUP,
+            default_column_properties=deltalake.ColumnProperties(bloom_filter_properties=bloom),
+        ),
+    )
+    (path,) = delta_parquet_files(out)
+    return path
+
+
+def test_deltalake_file_layout(deltalake_file):
+    meta = pq.ParquetFile(deltalake_file).metadata
+    assert meta.created_by.startswith("parquet-rs")
+    assert [meta.row_group(r).num_rows for r in range(meta.num_row_groups)] == [ROWS_PER_GROUP] * 2
+    assert sorted(filters_by_column(deltalake_file)) == sorted(DELTALAKE_COLUMNS)
+    check_after_each_row_group(deltalake_file)
+    check_boolean_filters(deltalake_file)
+
+
+@pytest.mark.parametrize("column", list(DELTALAKE_COLUMNS))
+def test_deltalake_filters_are_identical(deltalake_file, column):
+    expected = DELTALAKE_COLUMNS[column]
+    filters = filters_by_column(deltalake_file)[column]
+    assert [ff.row_group for ff in filters] == [0, 1]
+    initial = num_bytes_for(NDV, FPP)
+    for ff in filters:
+        values = check_filter(deltalake_file, ff, expected)
+        folded = built(initial, values, expected).fold_to_fpp(FPP)
+        assert folded.to_bytes() == ff.bitset
+
+
+# ---------------------------------------------------------------------------- bloomskip's reader
+
+
+def check_own_reader(path) -> int:
+    """bloomskip's reader loads every filter a peer wrote, bit for bit; nothing else.
+
+    Compared with the independent parser of :mod:`tests.peers`: same chunks, status
+    "ok", same offset, length, header length and bitset; chunks without a filter are
+    "absent". Returns the number of filters.
+    """
+    theirs = {(ff.row_group, ff.column): ff for ff in read_bloom_filters(path)}
+    meta = pq.ParquetFile(path).metadata
+    ours = bloom.read_bloom_filters(path)
+    assert len(ours) == meta.num_row_groups * meta.num_columns
+    for lf in ours:
+        ff = theirs.get((lf.row_group, lf.column))
+        if ff is None:
+            assert lf.status == "absent" and lf.filter is None, lf
+            continue
+        assert lf.status == "ok", f"{ff.name} row group {ff.row_group}: {lf.reason}"
+        chunk = meta.row_group(lf.row_group).column(lf.column)
+        assert (lf.offset, lf.length) == (chunk.bloom_filter_offset, chunk.bloom_filter_length)
+        assert lf.header_length == ff.header.header_len
+        assert lf.filter.num_bytes == ff.header.num_bytes
+        assert lf.filter.to_bytes() == ff.bitset
+    return len(theirs)
+
+
+def test_own_reader_loads_pyarrow_filters(pyarrow_file):
+    assert check_own_reader(pyarrow_file[0]) == 2 * len(PYARROW_COLUMNS)
+
+
+def test_own_reader_loads_duckdb_filters(duckdb_file):
+    assert check_own_reader(duckdb_file) >= 2 * len(DUCKDB_COLUMNS)
+
+
+@pytest.mark.spark
+def test_own_reader_loads_spark_filters(spark_file):
+    path, _ = spark_file
+    assert check_own_reader(path) >= 2 * len(SPARK_COLUMNS)
+
+
+def test_own_reader_loads_datafusion_filters(datafusion_file):
+    assert check_own_reader(datafusion_file[0]) == 2 * len(ARROW_RS_COLUMNS)
+
+
+def test_own_reader_loads_deltalake_filters(deltalake_file):
+    assert check_own_reader(deltalake_file) == 2 * len(DELTALAKE_COLUMNS)
+
+
+# ---------------------------------------------------------------------------- hypothesis
+#
+# Small tables of hypothesis-chosen values (signed zeros, NaN, infinities, empty and
+# non-ASCII strings, extreme integers and decimals, nulls, all-null columns), written by
+# each peer with small row groups. Every filter in the file must be identical to a
+# rebuild from its row group's values, be loaded by bloomskip bit for bit, and report
+# every value of its row group as present.
+
+SPECIAL_FLOATS = st.sampled_from([0.0, -0.0, math.nan, -math.nan, math.inf, -math.inf])
+
+
+@st.composite
+def small_tables(draw, *, unsigned: bool = True, boolean: bool = True) -> pa.Table:
+    n = draw(st.integers(1, 40))
+
+    def column(elements, type_) -> pa.Array:
+        values = draw(st.lists(st.none() | elements, min_size=n, max_size=n))
+        return pa.array(values, type_)
+
+    def decimals(precision: int, scale: int):
+        bound = 10**precision - 1
+        return st.integers(-bound, bound).map(lambda u: exact_decimal(u, scale))
+
+    columns = {
+        "i8": column(st.integers(-(2**7), 2**7 - 1), pa.int8()),
+        "i16": column(st.integers(-(2**15), 2**15 - 1), pa.int16()),
+        "i32": column(st.integers(-(2**31), 2**31 - 1), pa.int32()),
+        "i64": column(st.integers(-(2**63), 2**63 - 1), pa.int64()),
+        "f32": column(st.floats(width=32) | SPECIAL_FLOATS, pa.float32()),
+        "f64": column(st.floats() | SPECIAL_FLOATS, pa.float64()),
+        "s": column(st.text(max_size=12), pa.string()),
+        "bin": column(st.binary(max_size=12), pa.binary()),
+        "d9": column(decimals(9, 2), pa.decimal128(9, 2)),
+        "d18": column(decimals(18, 4), pa.decimal128(18, 4)),
+        "d38": column(decimals(38, 10), pa.decimal128(38, 10)),
+        "date": column(st.integers(-(10**6), 10**6), pa.int32()).cast(pa.date32()),
+        "ts": column(st.integers(-(2**62), 2**62), pa.int64()).cast(pa.timestamp("us", "UTC")),
+        "ts_local": column(st.integers(-(2**62), 2**62), pa.int64()).cast(pa.timestamp("us")),
+    }
+    if unsigned:
+        columns["u32"] = column(st.integers(0, 2**32 - 1), pa.uint32())
+        columns["u64"] = column(st.integers(0, 2**64 - 1), pa.uint64())
+    if boolean:
+        columns["b"] = column(st.booleans(), pa.bool_())
+    return pa.table(columns)
+
+
+ROW_GROUP_SIZES = st.integers(1, 16)
+FPPS = st.sampled_from([0.01, 0.05, 0.3])
+HYPOTHESIS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def check_every_filter(path, *, initial: int | None, fpp: float) -> int:
+    """Every filter of ``path`` against a rebuild, bloomskip's reader and its values.
+
+    ``initial``: the size the writer built at before folding to ``fpp`` (None for
+    writers that size exactly). Returns the number of filters checked.
+    """
+    loaded = {(lf.row_group, lf.column): lf for lf in bloom.read_bloom_filters(path)}
+    filters = read_bloom_filters(path)
+    for ff in filters:
+        spec = file_physical_spec(path, ff.column)
+        values = row_group_values(path, ff.row_group, ff.name)
+        label = f"{ff.name} (row group {ff.row_group}, {len(values)} rows)"
+        rebuilt = built(ff.header.num_bytes, values, spec)
+        assert rebuilt.to_bytes() == ff.bitset, f"{label}: " + mismatch_report(
+            rebuilt, ff.bitset, values, spec
+        )
+        if initial is not None:
+            folded = built(initial, values, spec).fold_to_fpp(fpp)
+            assert folded.to_bytes() == ff.bitset, f"{label}: fold from {initial} B differs"
+        lf = loaded[(ff.row_group, ff.column)]
+        assert lf.status == "ok" and lf.filter.to_bytes() == ff.bitset, f"{label}: {lf.reason}"
+        found = lf.filter.check(values, physical=spec)
+        valid = ~values.is_null().to_numpy(zero_copy_only=False)
+        assert found[valid].all(), f"{label}: false negative"
+    return len(filters)
+
+
+@HYPOTHESIS
+@given(table=small_tables(), row_group_size=ROW_GROUP_SIZES, fpp=FPPS)
+def test_hypothesis_datafusion(table, row_group_size, fpp):
+    datafusion = pytest.importorskip("datafusion")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/t.parquet"
+        options = datafusion.ParquetWriterOptions(
+            bloom_filter_on_write=True, bloom_filter_fpp=fpp, max_row_group_size=row_group_size
+        )
+        datafusion.SessionContext().from_arrow(table).write_parquet_with_options(path, options)
+        check_after_each_row_group(path)
+        count = check_every_filter(path, initial=num_bytes_for(row_group_size, fpp), fpp=fpp)
+        meta = pq.ParquetFile(path).metadata
+        assert count == meta.num_row_groups * meta.num_columns  # booleans included
+
+
+@HYPOTHESIS
+@given(table=small_tables(unsigned=False), row_group_size=ROW_GROUP_SIZES, fpp=FPPS)
+def test_hypothesis_deltalake(table, row_group_size, fpp):
+    deltalake = pytest.importorskip("deltalake")
+    with tempfile.TemporaryDirectory() as tmp:
+        bloom_properties = deltalake.BloomFilterProperties(True, fpp=fpp)  # ndv: the default
+        deltalake.write_deltalake(
+            tmp,
+            table,
+            writer_properties=deltalake.WriterProperties(
+                max_row_group_size=row_group_size,
+                default_column_properties=deltalake.ColumnProperties(
+                    bloom_filter_properties=bloom_properties
+                ),
+            ),
+        )
+        for path in delta_parquet_files(tmp):
+            check_after_each_row_group(path)
+            count = check_every_filter(path, initial=num_bytes_for(row_group_size, fpp), fpp=fpp)
+            meta = pq.ParquetFile(path).metadata
+            assert count == meta.num_row_groups * meta.num_columns
+
+
+@HYPOTHESIS
+@given(table=small_tables(boolean=False), row_group_size=ROW_GROUP_SIZES, fpp=FPPS)
+def test_hypothesis_pyarrow(table, row_group_size, fpp):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/t.parquet"
+        options = {c: {"ndv": row_group_size, "fpp": fpp} for c in table.column_names}
+        pq.write_table(table, path, row_group_size=row_group_size, bloom_filter_options=options)
+        count = check_every_filter(path, initial=num_bytes_for(row_group_size, fpp), fpp=fpp)
+        meta = pq.ParquetFile(path).metadata
+        assert count == meta.num_row_groups * meta.num_columns
+
+
+@HYPOTHESIS
+@given(table=small_tables(), fpp=FPPS)
+def test_hypothesis_duckdb(table, fpp):
+    duckdb = pytest.importorskip("duckdb")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/t.parquet"
+        con = duckdb.connect()
+        try:
+            con.register("source", table)
+            con.execute(
+                f"COPY source TO '{path}' (FORMAT parquet, BLOOM_FILTER_FALSE_POSITIVE_RATIO {fpp})"
+            )
+        finally:
+            con.close()
+        check_every_filter(path, initial=None, fpp=fpp)
+        # DuckDB sizes from the exact dictionary size, with the same formula.
+        for ff in read_bloom_filters(path):
+            values = row_group_values(path, ff.row_group, ff.name)
+            assert ff.header.num_bytes == num_bytes_for(max(distinct_count(values), 1), fpp)
