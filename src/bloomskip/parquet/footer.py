@@ -61,7 +61,13 @@ class LeafColumn:
 class ColumnChunk:
     row_group: int
     column: int
-    meta: Struct | None  # ColumnMetaData (None when absent, e.g. encrypted)
+    chunk: Struct  # the ColumnChunk struct (decoded on first use)
+
+    @property
+    def meta(self) -> Struct | None:
+        """ColumnMetaData (None when absent, e.g. an encrypted column)."""
+        md = self.chunk.get(3)
+        return md if isinstance(md, Struct) else None
 
     def _get(self, fid: int):
         return None if self.meta is None else self.meta.get(fid)
@@ -224,8 +230,7 @@ def _row_groups(meta: Struct, leaves: list[LeafColumn], label: str) -> list[RowG
         cols = rg.get(1)
         chunks = []
         for c, cc in enumerate(cols.items if cols is not None else []):
-            md = cc.get(3) if isinstance(cc, Struct) else None
-            chunks.append(ColumnChunk(r, c, md if isinstance(md, Struct) else None))
+            chunks.append(ColumnChunk(r, c, cc if isinstance(cc, Struct) else Struct()))
         if len(chunks) != len(leaves):
             raise CorruptFileError(
                 f"{label}: row group {r} has {len(chunks)} column chunks for {len(leaves)} columns"

@@ -19,8 +19,11 @@ Compact protocol reference: Apache Thrift ``doc/specs/thrift-compact-protocol.md
 from __future__ import annotations
 
 import struct as _struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+import numba
+import numpy as np
 
 from bloomskip.errors import CorruptFileError
 
@@ -45,7 +48,7 @@ _INT_TYPES = (BYTE, I16, I32, I64)
 _INT_RANGE = {BYTE: 8, I16: 16, I32: 32, I64: 64}
 
 
-@dataclass
+@dataclass(slots=True)
 class List:
     """A Thrift list or set: element type code and elements (``bool`` for booleans)."""
 
@@ -61,7 +64,7 @@ class Map:
     items: list[tuple[Any, Any]]
 
 
-@dataclass
+@dataclass(slots=True)
 class Field:
     """One field as read: id, type code, value, and its original bytes (header, value)."""
 
@@ -73,13 +76,64 @@ class Field:
     dirty: bool = False
 
 
-@dataclass
 class Struct:
-    """A Thrift struct: its fields in wire order. Unknown fields are kept as they came."""
+    """A Thrift struct: its fields in wire order. Unknown fields are kept as they came.
 
-    fields: list[Field] = field(default_factory=list)
-    #: set when a field of this struct was set or removed since decoding
-    changed: bool = False
+    A struct read as an element of a list may be *deferred*: the decoder has validated
+    its bytes (with a compiled skipper) but builds its fields only when first accessed.
+    A footer with thousands of column chunks is then read in milliseconds, and pruning
+    decodes just the chunks its predicate needs. An untouched deferred struct re-encodes
+    as its original bytes.
+    """
+
+    __slots__ = ("_deferred", "_fields", "changed")
+
+    def __init__(self, fields: list[Field] | None = None, changed: bool = False) -> None:
+        self._fields: list[Field] | None = [] if fields is None else fields
+        #: set when a field of this struct was set or removed since decoding
+        self.changed = changed
+        self._deferred: tuple[bytes, int, int, int, str] | None = None
+
+    @classmethod
+    def deferred(cls, buf: bytes, start: int, end: int, depth: int, name: str) -> Struct:
+        """A struct whose (already validated) bytes ``buf[start:end]`` decode on access."""
+        s = cls.__new__(cls)
+        s._fields, s.changed, s._deferred = None, False, (buf, start, end, depth, name)
+        return s
+
+    @property
+    def fields(self) -> list[Field]:
+        if self._fields is None:
+            buf, start, end, depth, name = self._deferred  # type: ignore[misc]
+            self._fields = _read_struct(buf, start, end, depth, name)[0]._fields
+        return self._fields  # type: ignore[return-value]
+
+    @fields.setter
+    def fields(self, value: list[Field]) -> None:
+        self._fields = value
+
+    @property
+    def is_decoded(self) -> bool:
+        return self._fields is not None
+
+    def original_bytes(self) -> bytes | None:
+        """The bytes a deferred, never-decoded struct was read from (else None)."""
+        if self._fields is not None or self._deferred is None:
+            return None
+        buf, start, end, _, _ = self._deferred
+        return buf[start:end]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Struct):
+            return NotImplemented
+        return self.fields == other.fields and self.changed == other.changed
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        if self._fields is None:
+            return "Struct(<deferred>)"
+        return f"Struct(fields={self._fields!r}, changed={self.changed!r})"
 
     # -- access ------------------------------------------------------------------
 
@@ -122,6 +176,8 @@ class Struct:
 def _changed(value: Any) -> bool:
     """Whether a decoded value, or anything nested in it, was modified."""
     if isinstance(value, Struct):
+        if not value.is_decoded:
+            return False  # never decoded, so never modified
         return value.changed or any(
             f.dirty or (f.type in (STRUCT, LIST, SET, MAP) and _changed(f.value))
             for f in value.fields
@@ -136,132 +192,318 @@ def _changed(value: Any) -> bool:
 # ------------------------------------------------------------------------- decoding
 
 
-class _Reader:
-    __slots__ = ("buf", "end", "name", "pos")
+def _fail(name: str, pos: int, what: str) -> CorruptFileError:
+    return CorruptFileError(f"{name}: {what} at byte {pos}")
 
-    def __init__(self, buf: bytes | memoryview, pos: int, end: int, name: str) -> None:
-        self.buf = buf
-        self.pos = pos
-        self.end = end
-        self.name = name
 
-    def fail(self, what: str) -> CorruptFileError:
-        return CorruptFileError(f"{self.name}: {what} at byte {self.pos}")
-
-    def byte(self) -> int:
-        if self.pos >= self.end:
-            raise self.fail("Thrift data ends early")
-        b = self.buf[self.pos]
-        self.pos += 1
-        return b
-
-    def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > self.end:
-            raise self.fail(f"length {n} runs past the end of the Thrift data")
-        out = bytes(self.buf[self.pos : self.pos + n])
-        self.pos += n
-        return out
-
-    def uvarint(self) -> int:
-        result = shift = 0
-        for _ in range(10):
-            b = self.byte()
-            result |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return result
-            shift += 7
-        raise self.fail("varint longer than 10 bytes")
-
-    def zigzag(self, bits: int) -> int:
-        v = self.uvarint()
-        if v >= 1 << bits:
-            raise self.fail(f"integer does not fit in {bits} bits")
-        return (v >> 1) ^ -(v & 1)
+# The decoder is written for CPython speed: buffer, position and end live in locals and
+# every varint is decoded inline (a footer with 1,000 row groups holds ~10^5 values).
+# Each function takes and returns the position; errors carry the byte offset.
 
 
 def decode_struct(
     buf: bytes | memoryview, pos: int = 0, end: int | None = None, *, name: str = "thrift"
 ) -> tuple[Struct, int]:
     """Decode one struct starting at ``pos``; return it and the position after its STOP."""
-    r = _Reader(buf, pos, len(buf) if end is None else min(end, len(buf)), name)
-    s = _read_struct(r, 0)
-    return s, r.pos
+    data = bytes(buf) if not isinstance(buf, bytes) else buf
+    limit = len(data) if end is None else min(end, len(data))
+    return _read_struct(data, pos, limit, 0, name)
 
 
-def _read_struct(r: _Reader, depth: int) -> Struct:
+def _uvarint_at(buf: bytes, pos: int, end: int, name: str) -> tuple[int, int]:
+    result = shift = 0
+    for _ in range(10):
+        if pos >= end:
+            raise _fail(name, pos, "Thrift data ends early")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+    raise _fail(name, pos, "varint longer than 10 bytes")
+
+
+def _zigzag_at(buf: bytes, pos: int, end: int, bits: int, name: str) -> tuple[int, int]:
+    # Fast path: a one-byte varint (most field values and ids).
+    if pos < end and buf[pos] < 0x80:
+        v = buf[pos]
+        return (v >> 1) ^ -(v & 1), pos + 1
+    v, pos = _uvarint_at(buf, pos, end, name)
+    if v >= 1 << bits:
+        raise _fail(name, pos, f"integer does not fit in {bits} bits")
+    return (v >> 1) ^ -(v & 1), pos
+
+
+def _read_struct(buf: bytes, pos: int, end: int, depth: int, name: str) -> tuple[Struct, int]:
     if depth > MAX_DEPTH:
-        raise r.fail(f"structs nested deeper than {MAX_DEPTH}")
+        raise _fail(name, pos, f"structs nested deeper than {MAX_DEPTH}")
     s = Struct()
+    fields = s.fields
     last = 0
     while True:
-        head = r.byte()
+        if pos >= end:
+            raise _fail(name, pos, "Thrift data ends early")
+        head = buf[pos]
+        pos += 1
         if head == STOP:
-            return s
+            return s, pos
         ftype = head & 0x0F
         delta = head >> 4
-        long_header = delta == 0
-        fid = r.zigzag(16) if long_header else last + delta
-        start = r.pos
-        value = _read_value(r, ftype, depth, in_struct=True)
-        s.fields.append(Field(fid, ftype, value, bytes(r.buf[start : r.pos]), long_header))
+        if delta:
+            fid = last + delta
+        else:
+            fid, pos = _zigzag_at(buf, pos, end, 16, name)
+        start = pos
+        if ftype in (BOOL_TRUE, BOOL_FALSE):
+            value: Any = ftype == BOOL_TRUE
+        elif ftype in _INT_TYPES and ftype != BYTE:
+            value, pos = _zigzag_at(buf, pos, end, _INT_RANGE[ftype], name)
+        elif ftype == BINARY:
+            n, pos = _uvarint_at(buf, pos, end, name)
+            if pos + n > end:
+                raise _fail(name, pos, f"length {n} runs past the end of the Thrift data")
+            value = buf[pos : pos + n]
+            pos += n
+        elif ftype == STRUCT:
+            value, pos = _read_struct(buf, pos, end, depth + 1, name)
+        else:
+            value, pos = _read_value(buf, pos, end, ftype, depth, False, name)
+        fields.append(Field(fid, ftype, value, buf[start:pos], delta == 0))
         last = fid
 
 
-def _read_value(r: _Reader, t: int, depth: int, *, in_struct: bool) -> Any:
+def _read_value(
+    buf: bytes, pos: int, end: int, t: int, depth: int, in_list: bool, name: str
+) -> tuple[Any, int]:
     if t in (BOOL_TRUE, BOOL_FALSE):
-        if in_struct:
-            return t == BOOL_TRUE
-        b = r.byte()  # in lists, booleans are one byte each
+        if not in_list:
+            return t == BOOL_TRUE, pos
+        if pos >= end:
+            raise _fail(name, pos, "Thrift data ends early")
+        b = buf[pos]  # in lists, booleans are one byte each
         if b not in (BOOL_TRUE, BOOL_FALSE, 0):
-            raise r.fail(f"invalid boolean byte {b}")
-        return b == BOOL_TRUE
+            raise _fail(name, pos, f"invalid boolean byte {b}")
+        return b == BOOL_TRUE, pos + 1
     if t == BYTE:
-        b = r.byte()
-        return b - 256 if b > 127 else b
+        if pos >= end:
+            raise _fail(name, pos, "Thrift data ends early")
+        b = buf[pos]
+        return (b - 256 if b > 127 else b), pos + 1
     if t in (I16, I32, I64):
-        return r.zigzag(_INT_RANGE[t])
+        return _zigzag_at(buf, pos, end, _INT_RANGE[t], name)
     if t == DOUBLE:
-        return _struct.unpack("<d", r.take(8))[0]
+        if pos + 8 > end:
+            raise _fail(name, pos, "length 8 runs past the end of the Thrift data")
+        return _struct.unpack_from("<d", buf, pos)[0], pos + 8
     if t == BINARY:
-        return r.take(r.uvarint())
+        n, pos = _uvarint_at(buf, pos, end, name)
+        if pos + n > end:
+            raise _fail(name, pos, f"length {n} runs past the end of the Thrift data")
+        return buf[pos : pos + n], pos + n
     if t in (LIST, SET):
-        head = r.byte()
+        if pos >= end:
+            raise _fail(name, pos, "Thrift data ends early")
+        head = buf[pos]
+        pos += 1
         size = head >> 4
         et = head & 0x0F
         if size == 15:
-            size = r.uvarint()
-        _check_count(r, size, et)
+            size, pos = _uvarint_at(buf, pos, end, name)
+        _check_count(pos, end, size, et, name)
         if depth + 1 > MAX_DEPTH:
-            raise r.fail(f"containers nested deeper than {MAX_DEPTH}")
-        items = [_read_value(r, et, depth + 1, in_struct=False) for _ in range(size)]
-        return List(et, items, is_set=t == SET)
+            raise _fail(name, pos, f"containers nested deeper than {MAX_DEPTH}")
+        items = []
+        append = items.append
+        if et == STRUCT:
+            arr = np.frombuffer(buf, np.uint8)
+            for _ in range(size):
+                after = _skip_struct(arr, pos, end, depth + 2, MAX_DEPTH)
+                if after < 0:  # invalid: decode eagerly for the precise error
+                    item, pos = _read_struct(buf, pos, end, depth + 2, name)
+                else:
+                    item = Struct.deferred(buf, pos, after, depth + 2, name)
+                    pos = after
+                append(item)
+        else:
+            for _ in range(size):
+                item, pos = _read_value(buf, pos, end, et, depth + 1, True, name)
+                append(item)
+        return List(et, items, is_set=t == SET), pos
     if t == MAP:
-        size = r.uvarint()
+        size, pos = _uvarint_at(buf, pos, end, name)
         if size == 0:
-            return Map(0, 0, [])
-        kv = r.byte()
+            return Map(0, 0, []), pos
+        if pos >= end:
+            raise _fail(name, pos, "Thrift data ends early")
+        kv = buf[pos]
+        pos += 1
         kt, vt = kv >> 4, kv & 0x0F
-        _check_count(r, size, kt)
-        items = [
-            (
-                _read_value(r, kt, depth + 1, in_struct=False),
-                _read_value(r, vt, depth + 1, in_struct=False),
-            )
-            for _ in range(size)
-        ]
-        return Map(kt, vt, items)
+        _check_count(pos, end, size, kt, name)
+        _check_count(pos, end, size, vt, name)
+        pairs = []
+        for _ in range(size):
+            k, pos = _read_value(buf, pos, end, kt, depth + 1, True, name)
+            v, pos = _read_value(buf, pos, end, vt, depth + 1, True, name)
+            pairs.append((k, v))
+        return Map(kt, vt, pairs), pos
     if t == STRUCT:
-        return _read_struct(r, depth + 1)
-    raise r.fail(f"unknown Thrift compact type {t}")
+        return _read_struct(buf, pos, end, depth + 1, name)
+    raise _fail(name, pos, f"unknown Thrift compact type {t}")
 
 
-def _check_count(r: _Reader, count: int, elem_type: int) -> None:
+_ELEMENT_TYPES = frozenset(
+    (BOOL_TRUE, BOOL_FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT)
+)
+
+
+def _check_count(pos: int, end: int, count: int, elem_type: int, name: str) -> None:
     """Every element takes at least one byte: a count above the bytes left is a lie."""
-    if elem_type not in (BOOL_TRUE, BOOL_FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY,
-                         LIST, SET, MAP, STRUCT):  # fmt: skip
-        raise r.fail(f"unknown Thrift compact element type {elem_type}")
-    if count > r.end - r.pos:
-        raise r.fail(f"container of {count} elements cannot fit in {r.end - r.pos} bytes")
+    if elem_type not in _ELEMENT_TYPES:
+        raise _fail(name, pos, f"unknown Thrift compact element type {elem_type}")
+    if count > end - pos:
+        raise _fail(name, pos, f"container of {count} elements cannot fit in {end - pos} bytes")
+
+
+@numba.njit(cache=True, nogil=True)
+def _skip_struct(buf, pos, end, depth, max_depth):  # pragma: no cover - compiled
+    """Validate the struct at ``pos`` as the decoder would and return the position after
+    it, or -1 if the decoder would raise. Iterative, with an explicit stack."""
+    cap = max_depth + 4
+    kind = np.empty(cap, np.int64)  # 0 struct, 1 list/set, 2 map
+    left = np.empty(cap, np.int64)  # elements (lists) or keys+values (maps) left
+    t1 = np.empty(cap, np.int64)  # element / key type
+    t2 = np.empty(cap, np.int64)  # value type
+    lvl = np.empty(cap, np.int64)  # the decoder's depth of the frame
+    sp = 0
+    if depth > max_depth:
+        return -1
+    kind[0], lvl[0] = 0, depth
+    sp = 1
+    while sp > 0:
+        top = sp - 1
+        d = lvl[top]
+        if kind[top] == 0:
+            if pos >= end:
+                return -1
+            head = buf[pos]
+            pos += 1
+            if head == 0:
+                sp -= 1
+                continue
+            t = np.int64(head & 0x0F)
+            if head >> 4 == 0:  # long field header: zigzag i16 id
+                v = np.uint64(0)
+                shift = 0
+                while True:
+                    if pos >= end or shift > 63:
+                        return -1
+                    b = buf[pos]
+                    pos += 1
+                    v |= np.uint64(b & 0x7F) << np.uint64(shift)
+                    if b < 0x80:
+                        break
+                    shift += 7
+                if shift > 0 and v >= np.uint64(1 << 16):
+                    return -1
+            if t == 1 or t == 2:
+                continue  # a struct's boolean lives in the type nibble
+            nd = d
+        else:
+            if left[top] == 0:
+                sp -= 1
+                continue
+            # lists: every element has type t1; maps alternate key (t1) and value (t2)
+            t = t1[top] if kind[top] == 1 or left[top] % 2 == 0 else t2[top]
+            left[top] -= 1
+            nd = d
+            if t == 1 or t == 2:
+                if pos >= end or buf[pos] > 2:
+                    return -1
+                pos += 1
+                continue
+        # a value of type t
+        if t == 3:
+            if pos >= end:
+                return -1
+            pos += 1
+        elif t == 4 or t == 5 or t == 6:
+            bits = 16 if t == 4 else (32 if t == 5 else 64)
+            v = np.uint64(0)
+            shift = 0
+            while True:
+                if pos >= end or shift > 63:
+                    return -1
+                b = buf[pos]
+                pos += 1
+                if shift == 63 and (b & 0x7F) > 1:
+                    return -1
+                v |= np.uint64(b & 0x7F) << np.uint64(shift)
+                if b < 0x80:
+                    break
+                shift += 7
+            if shift > 0 and bits < 64 and v >= np.uint64(1) << np.uint64(bits):
+                return -1
+        elif t == 7:
+            if pos + 8 > end:
+                return -1
+            pos += 8
+        elif t == 8 or t == 9 or t == 10 or t == 11:
+            if t == 9 or t == 10:
+                if pos >= end:
+                    return -1
+                h = buf[pos]
+                pos += 1
+                n = np.int64(h >> 4)
+                et = np.int64(h & 0x0F)
+            else:
+                n = np.int64(0)
+            if (t != 9 and t != 10) or n == 15:
+                u = np.uint64(0)
+                shift = 0
+                while True:
+                    if pos >= end or shift > 63:
+                        return -1
+                    b = buf[pos]
+                    pos += 1
+                    u |= np.uint64(b & 0x7F) << np.uint64(shift)
+                    if b < 0x80:
+                        break
+                    shift += 7
+                if u > np.uint64(end):
+                    return -1
+                n = np.int64(u)
+            if t == 8:
+                if pos + n > end:
+                    return -1
+                pos += n
+            elif t == 9 or t == 10:
+                if et < 1 or et > 12 or n > end - pos or nd + 1 > max_depth or sp >= cap:
+                    return -1
+                kind[sp], left[sp], t1[sp], lvl[sp] = 1, n, et, nd + 1
+                sp += 1
+            else:
+                if n == 0:
+                    continue
+                if pos >= end:
+                    return -1
+                kv = buf[pos]
+                pos += 1
+                kt = np.int64(kv >> 4)
+                vt = np.int64(kv & 0x0F)
+                if kt < 1 or kt > 12 or vt < 1 or vt > 12 or n > end - pos or sp >= cap:
+                    return -1
+                kind[sp], left[sp], t1[sp], t2[sp], lvl[sp] = 2, 2 * n, kt, vt, nd + 1
+                sp += 1
+        elif t == 12:
+            child = nd + 1
+            if child > max_depth or sp >= cap:
+                return -1
+            kind[sp], lvl[sp] = 0, child
+            sp += 1
+        else:
+            return -1
+    return pos
 
 
 # ------------------------------------------------------------------------- encoding
@@ -285,6 +527,9 @@ def _zigzag(v: int, bits: int) -> bytes:
 
 def encode_struct(s: Struct) -> bytes:
     """Encode a struct: original bytes for untouched fields, fresh bytes for the rest."""
+    raw = s.original_bytes()
+    if raw is not None:
+        return raw
     out = bytearray()
     last = 0
     for f in s.fields:

@@ -1,0 +1,175 @@
+"""Parquet benchmark: add-bloom throughput against pyarrow reading the same columns, and
+prune latency on a 1,000-row-group file - in one run, one process, same files.
+
+1. **add-bloom** - a file of ``--rows`` rows (UUID-string key, int64 key, a payload
+   column) in row groups of ``--row-group`` rows, written by pyarrow without filters.
+   ``add_bloom_filters(src, dst, columns=[uuid, key])`` reads each chunk of the two
+   columns, hashes, sizes and builds its filter, then writes the file. The baseline is
+   ``pq.read_table(src, columns=[uuid, key])``: reading and decoding those columns is the
+   least any retrofit must do, so the ratio is what filters cost on top of a read.
+2. **prune** - a file of 1,000 row groups with filters (``write_table``); median time of
+   ``prune(path, "uuid = '…'")`` (an absent value, so every row group reaches the bloom
+   stage), of a 10-value IN list, and of parsing the footer alone. The baseline is
+   pyarrow's ``ParquetFile(path).metadata`` (footer only, C++).
+
+    .venv/bin/python bench/parquet.py [--quick] [--rows N] [--reps R] [--json PATH]
+
+Ratios printed are bloomskip / baseline from the same run; absolute times drift on
+shared machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bloomskip.parquet import add_bloom_filters, prune, write_table
+from bloomskip.parquet.footer import read_footer
+
+
+def _uuids(n: int, seed: int) -> pa.Array:
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 2**63, size=(n, 2), dtype=np.int64).view(np.uint8).reshape(n, 16)
+    return pa.array([str(uuid.UUID(bytes=bytes(r))) for r in raw], pa.string())
+
+
+def make_table(rows: int, seed: int = 7) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    return pa.table(
+        {
+            "uuid": _uuids(rows, seed),
+            "key": pa.array(rng.permutation(rows).astype(np.int64) * 7919),
+            "payload": pa.array(rng.random(rows)),
+        }
+    )
+
+
+def median_time(fn: Callable[[], Any], reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def bench_add_bloom(tmp: Path, rows: int, row_group: int, reps: int) -> dict[str, Any]:
+    src, dst = tmp / "src.parquet", tmp / "dst.parquet"
+    pq.write_table(make_table(rows), src, row_group_size=row_group)
+    columns = ["uuid", "key"]
+    meta = pq.ParquetFile(src).metadata
+    col_bytes = sum(
+        meta.row_group(r).column(c).total_uncompressed_size
+        for r in range(meta.num_row_groups)
+        for c in range(2)
+    )
+    add_bloom_filters(src, dst, columns=columns)  # compile and warm the page cache
+    t_read = median_time(lambda: pq.read_table(src, columns=columns), reps)
+    t_add = median_time(lambda: add_bloom_filters(src, dst, columns=columns), reps)
+    result = add_bloom_filters(src, dst, columns=columns)
+    return {
+        "rows": rows,
+        "row_groups": meta.num_row_groups,
+        "file_mb": os.path.getsize(src) / 1e6,
+        "column_mb": col_bytes / 1e6,
+        "filters": len(result.added),
+        "filter_mb": result.filter_bytes / 1e6,
+        "pyarrow_read_s": t_read,
+        "add_bloom_s": t_add,
+        "add_bloom_mb_per_s": col_bytes / 1e6 / t_add,
+        "add_bloom_rows_per_s": rows / t_add,
+        "pyarrow_read_mb_per_s": col_bytes / 1e6 / t_read,
+        "ratio": t_add / t_read,
+    }
+
+
+def bench_prune(tmp: Path, reps: int, row_groups: int = 1000, per_group: int = 1000) -> dict:
+    path = tmp / "rg1000.parquet"
+    table = make_table(row_groups * per_group, seed=11)
+    write_table(table, path, ["uuid", "key"], row_group_size=per_group)
+    absent = "'00000000-0000-0000-0000-000000000000'"
+    in_list = ", ".join(str(7919 * k + 1) for k in range(10))  # none is a multiple of 7919
+    point = f"uuid = {absent}"
+    many = f"key IN ({in_list})"
+    units = prune(path, point).units  # warm-up (compile), and a sanity check
+    assert len(units) == row_groups
+    skipped = sum(not u.may_match for u in units)
+    t_meta = median_time(lambda: pq.ParquetFile(path).metadata, reps)
+    t_footer = median_time(lambda: read_footer(path), reps)
+    t_point = median_time(lambda: prune(path, point), reps)
+    t_in = median_time(lambda: prune(path, many), reps)
+    return {
+        "row_groups": row_groups,
+        "file_mb": os.path.getsize(path) / 1e6,
+        "skipped_point": skipped,
+        "pyarrow_metadata_s": t_meta,
+        "read_footer_s": t_footer,
+        "prune_point_s": t_point,
+        "prune_in10_s": t_in,
+        "prune_point_per_row_group_us": t_point / row_groups * 1e6,
+        "ratio_point": t_point / t_meta,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=5_000_000, help="rows for add-bloom")
+    ap.add_argument("--row-group", type=int, default=128 * 1024)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="500k rows, 3 reps")
+    ap.add_argument("--json", help="also write the results to this file")
+    args = ap.parse_args()
+    if args.quick:
+        args.rows, args.reps = 500_000, 3
+    with tempfile.TemporaryDirectory(prefix="bloomskip-bench-") as d:
+        tmp = Path(d)
+        add = bench_add_bloom(tmp, args.rows, args.row_group, args.reps)
+        pr = bench_prune(tmp, args.reps)
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    print(f"bench/parquet.py - {machine}, pyarrow {pa.__version__}, median of {args.reps}\n")
+    print(
+        f"add-bloom: {add['rows']:,} rows, {add['row_groups']} row groups, columns uuid + "
+        f"key = {add['column_mb']:.0f} MB uncompressed; {add['filters']} filters, "
+        f"{add['filter_mb']:.2f} MB"
+    )
+    print(f"  {'':34} {'seconds':>9} {'MB/s':>9} {'rows/s':>13}")
+    print(
+        f"  {'pyarrow read_table(columns)':34} {add['pyarrow_read_s']:>9.3f} "
+        f"{add['pyarrow_read_mb_per_s']:>9.0f} {add['rows'] / add['pyarrow_read_s']:>13,.0f}"
+    )
+    print(
+        f"  {'bloomskip add_bloom_filters':34} {add['add_bloom_s']:>9.3f} "
+        f"{add['add_bloom_mb_per_s']:>9.0f} {add['add_bloom_rows_per_s']:>13,.0f}"
+    )
+    print(f"  ratio add-bloom / pyarrow read: {add['ratio']:.2f}\n")
+    print(
+        f"prune: {pr['row_groups']} row groups, {pr['file_mb']:.1f} MB; point lookup of an "
+        f"absent uuid skipped {pr['skipped_point']} of {pr['row_groups']}"
+    )
+    print(f"  {'pyarrow ParquetFile(path).metadata':34} {pr['pyarrow_metadata_s'] * 1e3:>9.2f} ms")
+    print(f"  {'bloomskip read_footer':34} {pr['read_footer_s'] * 1e3:>9.2f} ms")
+    print(
+        f"  {'bloomskip prune uuid = ...':34} {pr['prune_point_s'] * 1e3:>9.2f} ms "
+        f"({pr['prune_point_per_row_group_us']:.0f} us per row group)"
+    )
+    print(f"  {'bloomskip prune key IN (10 values)':34} {pr['prune_in10_s'] * 1e3:>9.2f} ms")
+    print(f"  ratio prune / pyarrow metadata: {pr['ratio_point']:.1f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"machine": machine, "add": add, "prune": pr}))
+
+
+if __name__ == "__main__":
+    main()
