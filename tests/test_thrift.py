@@ -116,3 +116,48 @@ def test_mutated_footers_only_raise_typed_errors(footer, data):
     except CorruptFileError:
         return
     encode_struct(s)  # whatever decodes also encodes
+
+
+def _force(value) -> None:
+    """Decode every deferred struct under ``value`` (raises what decoding raises)."""
+    if isinstance(value, thrift.Struct):
+        for f in value.fields:
+            _force(f.value)
+    elif isinstance(value, thrift.List):
+        for item in value.items:
+            _force(item)
+    elif isinstance(value, thrift.Map):
+        for k, v in value.items:
+            _force(k)
+            _force(v)
+
+
+def test_list_elements_are_deferred_and_decode_on_access(footer):
+    s, _ = decode_struct(footer)
+    groups = s.get(4).items
+    assert not any(g.is_decoded for g in groups)
+    assert groups[1].get(3) == 300  # num_rows, decoded now
+    assert groups[1].is_decoded and not groups[0].is_decoded
+    assert encode_struct(s) == footer
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.data())
+def test_compiled_skipper_agrees_with_the_decoder(footer, data):
+    """A deferred struct must decode whenever the skipper accepted it, and end where
+    the skipper said; the skipper must reject what the decoder rejects."""
+    import numpy as np
+
+    buf = bytearray(footer)
+    for _ in range(data.draw(st.integers(0, 6))):
+        i = data.draw(st.integers(0, len(buf) - 1))
+        buf[i] = data.draw(st.integers(0, 255))
+    raw = bytes(buf[: data.draw(st.integers(0, len(buf)))])
+    skipped = thrift._skip_struct(np.frombuffer(raw, np.uint8), 0, len(raw), 0, thrift.MAX_DEPTH)
+    try:
+        s, end = decode_struct(raw)
+        _force(s)
+    except CorruptFileError:
+        assert skipped == -1
+        return
+    assert skipped == end
