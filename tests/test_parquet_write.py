@@ -403,6 +403,36 @@ def test_int96_timestamps_outside_the_nanosecond_range(tmp_path):
     assert loaded.filter.to_bytes() == rebuild(src_ns, 0, 0).to_bytes()
 
 
+def test_write_table_with_several_int96_columns(tmp_path):
+    """INT96 needs a second pyarrow view of the file, opened before the footer is replaced."""
+    stamps = [dt.datetime(2020, 1, 1, 0, 0, 0, 5), None, dt.datetime(3000, 1, 1)]
+    t = pa.table(
+        {
+            "a": [1, 2, 3],
+            "t1": pa.array(stamps, pa.timestamp("us")),
+            "t2": pa.array(stamps[::-1], pa.timestamp("us")),
+        }
+    )
+    path = tmp_path / "i96.parquet"
+    result = write_table(t, path, use_deprecated_int96_timestamps=True)
+    assert result.filters_added == {"a": 1, "t1": 1, "t2": 1}
+    days = np.array([18262, 376200])
+    expected = hash_int96(np.array([5000, 0]), days + 2_440_588)
+    for f in read_bloom_filters(path, columns=["t1", "t2"]):
+        assert f.filter.check_hashes(expected).all()
+
+
+def test_copy_without_copy_file_range(small_file, monkeypatch):
+    def unsupported(*args):
+        raise OSError(38, "copy_file_range not supported")
+
+    monkeypatch.setattr(write.os, "copy_file_range", unsupported)
+    footer = read_footer(small_file)
+    before = prefix(small_file, footer.footer_offset)
+    add_bloom_filters(small_file, small_file.parent / "out.parquet")
+    assert prefix(small_file.parent / "out.parquet", footer.footer_offset) == before
+
+
 # ---------------------------------------------------------------------------- no false negatives
 
 _rows = st.lists(

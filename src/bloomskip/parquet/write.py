@@ -362,24 +362,30 @@ def _plan_chunks(
 
 
 class _ValueReader:
-    """Reads one column chunk's values as the leaf's non-nested values, with pyarrow."""
+    """Reads one column chunk's values as the leaf's non-nested values, with pyarrow.
 
-    def __init__(self, path: str, label: str) -> None:
+    The files are opened (and their footers read) up front: :func:`write_table` then
+    overwrites the old footer of its temporary file while pages are still being read.
+    INT96 columns need a second view of the file (see :func:`_int96_hashes`).
+    """
+
+    def __init__(self, path: str, label: str, *, int96: bool) -> None:
         self.path = path
         self.label = label
         self._files: dict[str, pq.ParquetFile] = {}
-
-    def file(self, int96_unit: str = "ns") -> pq.ParquetFile:
-        if int96_unit not in self._files:
-            self._files[int96_unit] = self._guard(
+        for unit in ("ns", "us") if int96 else ("ns",):
+            self._files[unit] = self._guard(
                 "open the file",
-                lambda: pq.ParquetFile(self.path, coerce_int96_timestamp_unit=int96_unit),
+                lambda unit=unit: pq.ParquetFile(path, coerce_int96_timestamp_unit=unit),
             )
-        return self._files[int96_unit]
+
+    def close(self) -> None:
+        for pf in self._files.values():
+            pf.close()
 
     def read(self, row_group: int, leaf: LeafColumn, int96_unit: str = "ns") -> pa.ChunkedArray:
         what = f"read row group {row_group} column {leaf.name}"
-        pf = self.file(int96_unit)
+        pf = self._files[int96_unit]
         table = self._guard(what, lambda: pf.read_row_group(row_group, columns=[leaf.name]))
         if table.num_columns != 1:
             raise UnsupportedTypeError(
@@ -511,9 +517,13 @@ def _append_filters(
     label: str | None = None,
 ) -> list[AddedFilter]:
     """Write each job's filter at ``out``'s position, then the edited footer and tail."""
-    reader = _ValueReader(path, label or footer.path)
+    int96 = any(j.column.spec.physical_type is PhysicalType.INT96 for j in jobs)
+    reader = _ValueReader(path, label or footer.path, int96=int96)
     added: list[AddedFilter] = []
-    with _progress_bar(len(jobs), label or footer.path, progress) as bar:
+    with (
+        contextlib.closing(reader),
+        _progress_bar(len(jobs), label or footer.path, progress) as bar,
+    ):
         for job in jobs:
             hashes = _hashes(reader, job.row_group, job.column)
             f, ndv = build_filter(hashes, fpp, policy)
