@@ -44,7 +44,7 @@ from bloomskip.errors import (
     UnsupportedTypeError,
 )
 from bloomskip.hashing import hash_int96, hash_values
-from bloomskip.parquet import add_bloom_filters, write_table
+from bloomskip.parquet import add_bloom_filters, thrift, write_table
 from bloomskip.parquet.bloom import encode_header, parse_header, read_bloom_filters
 from bloomskip.parquet.footer import read_footer
 from bloomskip.sbbf.sizing import num_bytes_for
@@ -132,6 +132,16 @@ def assert_same_table(a: pa.Table, b: pa.Table) -> None:
             assert np.array_equal(fx.view(f"u{fx.itemsize}"), fy.view(f"u{fy.itemsize}")), name
         else:
             assert x.equals(y), name
+
+
+def footer_without_bloom_fields(path) -> bytes:
+    """The footer's FileMetaData re-encoded with ColumnMetaData fields 14 and 15 removed."""
+    footer = read_footer(path)
+    for rg in footer.row_groups:
+        for chunk in rg.columns:
+            chunk.meta.remove(14)
+            chunk.meta.remove(15)
+    return thrift.encode_struct(footer.metadata)
 
 
 def listing(directory) -> list[str]:
@@ -272,6 +282,11 @@ def test_add_keeps_data_and_bytes(retrofitted, every_type):
     assert pq.read_table(dst).num_rows == every_type.num_rows
     footer = read_footer(src)
     assert prefix(dst, footer.footer_offset) == prefix(src, footer.footer_offset)
+    # The new footer is the old one, byte for byte, but for the filter locations.
+    assert (
+        footer_without_bloom_fields(dst)
+        == prefix(src, os.path.getsize(src))[-8 - footer.footer_length : -8]
+    )
     assert result.rewritten and result.source == str(src)
     assert result.bytes_added == os.path.getsize(dst) - os.path.getsize(src)
     assert result.bytes_added > result.filter_bytes > 0
