@@ -262,6 +262,8 @@ def conv(sql_literal: str, t: pa.DataType):
         ("TIMESTAMP '1970-01-01 00:00:00.000000001'", pa.timestamp("ns"), Values((1,))),
         ("TIMESTAMP '1970-01-01 00:00:00.000001'", pa.timestamp("ms"), NoMatch),
         ("DATE '1970-01-02'", pa.timestamp("s"), Values((86400,))),
+        # INT96 columns are read as timestamp[ns] but hold years 1-9999: may match.
+        ("TIMESTAMP '3000-01-01 00:00:00'", pa.timestamp("ns"), Unknown),
         ("TIME '00:00:01.5'", pa.time32("ms"), Values((1500,))),
         ("TIME '00:00:01.5'", pa.time32("s"), NoMatch),
         ("true", pa.bool_(), Values((True,))),

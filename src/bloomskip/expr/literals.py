@@ -272,7 +272,10 @@ def _timestamp(lit: Literal, t: pa.TimestampType) -> Converted:
         return NoMatch(f"{lit} is finer than the column's unit ({t.unit})")
     value = total // per_unit
     if not -(2**63) <= value < 2**63:
-        return NoMatch(f"{lit} is outside the range of {t}")
+        # Not NoMatch: an INT96 column (read as timestamp[ns]) holds years 1 to 9999,
+        # far beyond int64 nanoseconds; bloomskip cannot hash such a literal, so it
+        # may match.
+        return Unknown(f"{lit} is outside the 64-bit range of {t}")
     return Values((value,))
 
 
