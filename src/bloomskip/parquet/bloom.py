@@ -97,11 +97,14 @@ def load_filter(fh: BinaryIO, footer: Footer, chunk: ColumnChunk) -> LoadedFilte
     """Load and validate the filter of one column chunk; never raises for a bad filter."""
     r, c = chunk.row_group, chunk.column
     offset, length = chunk.bloom_filter_offset, chunk.bloom_filter_length
-    if offset is None:
+    md = chunk.meta  # the raw fields: an offset that is not an integer is no filter either
+    if offset is None and (md is None or md.get(14) is None):
         return LoadedFilter(r, c, "absent", "no bloom filter in this column chunk")
     label = f"{footer.path}: row group {r} column {footer.leaves[c].name} bloom filter"
     limit = footer.footer_offset  # nothing may overlap the footer
     try:
+        if offset is None or (length is None and md.get(15) is not None):
+            raise CorruptFileError(f"{label}: bloom_filter_offset or length is not an integer")
         if offset < 4 or offset >= limit:
             raise CorruptFileError(f"{label}: offset {offset} is outside the data of the file")
         if length is not None and (length <= 0 or offset + length > limit):

@@ -62,8 +62,10 @@ def fully_dictionary_encoded(chunk: ColumnChunk) -> tuple[bool, str]:
         for entry in stats.items:
             if not isinstance(entry, Struct):
                 return False, "malformed encoding_stats"
-            page_type, encoding, count = entry.get(1), entry.get(2), entry.get(3)
-            if page_type in (DATA_PAGE, DATA_PAGE_V2) and (count or 0) > 0:
+            page_type, encoding, count = entry.get(1), entry.get(2), entry.get(3) or 0
+            if not isinstance(count, int):
+                return False, "malformed encoding_stats"
+            if page_type in (DATA_PAGE, DATA_PAGE_V2) and count > 0:
                 if encoding not in _DICT:
                     return False, "some data pages are not dictionary-encoded"
                 data_pages += count
@@ -71,6 +73,8 @@ def fully_dictionary_encoded(chunk: ColumnChunk) -> tuple[bool, str]:
             return False, "encoding_stats list no data pages"
         return True, "every data page is dictionary-encoded (encoding_stats)"
     encodings = getattr(meta.get(2), "items", None) or []
+    if not all(type(e) is int for e in encodings):
+        return False, "malformed encodings"
     rest = set(encodings) - {RLE, BIT_PACKED}
     if PLAIN_DICTIONARY in rest and rest == {PLAIN_DICTIONARY}:
         return True, "every data page is dictionary-encoded (encodings)"
@@ -216,7 +220,9 @@ def _split_byte_arrays(buf, count, offsets, data):  # pragma: no cover - compile
             | (np.int64(buf[pos + 3]) << 24)
         )
         pos += 4
-        if pos + length > n:
+        # ``data`` has room for the bytes left after every value's length prefix: a
+        # length that overruns it (or the page) is corrupt, and must not write past it.
+        if pos + length > n or out + length > data.shape[0]:
             return -1
         for j in range(length):
             data[out + j] = buf[pos + j]

@@ -18,7 +18,7 @@ from typing import BinaryIO
 
 from bloomskip.errors import CorruptFileError, UnsupportedFileError
 from bloomskip.hashing.physical import PhysicalType
-from bloomskip.parquet.thrift import Struct, decode_struct
+from bloomskip.parquet.thrift import STRUCT, List, Struct, decode_struct
 
 MAGIC = b"PAR1"
 ENCRYPTED_MAGIC = b"PARE"
@@ -69,8 +69,9 @@ class ColumnChunk:
         md = self.chunk.get(3)
         return md if isinstance(md, Struct) else None
 
-    def _get(self, fid: int):
-        return None if self.meta is None else self.meta.get(fid)
+    def _get(self, fid: int) -> int | None:
+        """An integer field of ColumnMetaData; None if absent or not an integer."""
+        return _int(None if self.meta is None else self.meta.get(fid))
 
     @property
     def codec(self) -> str:
@@ -124,7 +125,7 @@ class Footer:
 
     @property
     def num_rows(self) -> int:
-        return int(self.metadata.get(3) or 0)
+        return _int(self.metadata.get(3)) or 0
 
     @property
     def created_by(self) -> str | None:
@@ -174,11 +175,25 @@ def read_footer(source: str | os.PathLike | BinaryIO, *, name: str | None = None
     return Footer(label, size, start, footer_len, meta, leaves, groups)
 
 
+def _int(value) -> int | None:
+    """``value`` if it is an integer (not a bool), else None: hostile footers can put any
+    Thrift type in a field."""
+    return value if type(value) is int else None
+
+
+def _structs(value, what: str, label: str) -> list[Struct]:
+    """The elements of a list-of-structs field ([] if absent); anything else is corrupt."""
+    if value is None:
+        return []
+    if not isinstance(value, List) or value.elem_type != STRUCT:
+        raise CorruptFileError(f"{label}: {what} is not a list of structs")
+    return value.items
+
+
 def _leaves(meta: Struct, label: str) -> list[LeafColumn]:
-    schema = meta.get(2)
-    if schema is None or not schema.items:
+    elements = _structs(meta.get(2), "the schema", label)
+    if not elements:
         raise CorruptFileError(f"{label}: footer has no schema")
-    elements = schema.items
     leaves: list[LeafColumn] = []
     # Depth-first walk; the first element is the root. Iterative, so hostile
     # num_children values cannot recurse deeply or loop. Each stack entry carries the
@@ -208,7 +223,7 @@ def _leaves(meta: Struct, label: str) -> list[LeafColumn]:
             ptype = _PHYSICAL[code] if isinstance(code, int) and 0 <= code < 8 else None
             leaves.append(
                 LeafColumn(
-                    len(leaves), (*path, name), ptype, el.get(2), el, is_repeated, is_required
+                    len(leaves), (*path, name), ptype, _int(el.get(2)), el, is_repeated, is_required
                 )
             )
     return leaves
@@ -222,15 +237,12 @@ def _num_children(el: Struct) -> int:
 def _row_groups(meta: Struct, leaves: list[LeafColumn], label: str) -> list[RowGroup]:
     out: list[RowGroup] = []
     first = 0
-    groups = meta.get(4)
-    for r, rg in enumerate(groups.items if groups is not None else []):
-        num_rows = rg.get(3)
-        if not isinstance(num_rows, int) or num_rows < 0:
+    for r, rg in enumerate(_structs(meta.get(4), "row_groups", label)):
+        num_rows = _int(rg.get(3))
+        if num_rows is None or num_rows < 0:
             raise CorruptFileError(f"{label}: row group {r} has no valid num_rows")
-        cols = rg.get(1)
-        chunks = []
-        for c, cc in enumerate(cols.items if cols is not None else []):
-            chunks.append(ColumnChunk(r, c, cc if isinstance(cc, Struct) else Struct()))
+        cols = _structs(rg.get(1), f"row group {r} columns", label)
+        chunks = [ColumnChunk(r, c, cc) for c, cc in enumerate(cols)]
         if len(chunks) != len(leaves):
             raise CorruptFileError(
                 f"{label}: row group {r} has {len(chunks)} column chunks for {len(leaves)} columns"

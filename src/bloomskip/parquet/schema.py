@@ -88,6 +88,8 @@ def column_type(leaf: LeafColumn) -> ColumnType:
     ptype = leaf.physical_type
     logical = _union(el, 10)
     converted = el.get(6)
+    if type(converted) is not int:  # a hostile footer can put any Thrift type here
+        converted = None
     base = {"name": leaf.name, "repeated": leaf.repeated, "required": leaf.required}
 
     def make(arrow_type, spec, desc, order, bloom_ok=True, why_not=""):

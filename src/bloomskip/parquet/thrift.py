@@ -341,6 +341,8 @@ def _read_value(
         kt, vt = kv >> 4, kv & 0x0F
         _check_count(pos, end, size, kt, name)
         _check_count(pos, end, size, vt, name)
+        if depth + 1 > MAX_DEPTH:  # maps of maps recurse as lists of lists do
+            raise _fail(name, pos, f"containers nested deeper than {MAX_DEPTH}")
         pairs = []
         for _ in range(size):
             k, pos = _read_value(buf, pos, end, kt, depth + 1, True, name)
@@ -491,7 +493,9 @@ def _skip_struct(buf, pos, end, depth, max_depth):  # pragma: no cover - compile
                 pos += 1
                 kt = np.int64(kv >> 4)
                 vt = np.int64(kv & 0x0F)
-                if kt < 1 or kt > 12 or vt < 1 or vt > 12 or n > end - pos or sp >= cap:
+                if kt < 1 or kt > 12 or vt < 1 or vt > 12 or n > end - pos:
+                    return -1
+                if nd + 1 > max_depth or sp >= cap:
                     return -1
                 kind[sp], left[sp], t1[sp], t2[sp], lvl[sp] = 2, 2 * n, kt, vt, nd + 1
                 sp += 1
