@@ -63,10 +63,16 @@ class Literal:
     ``date``, ``time`` and ``timestamp`` values are the text between the quotes (a
     timestamp's meaning depends on the column it meets); ``binary`` is ``bytes``;
     ``boolean`` a ``bool``; ``null`` is ``None``.
+
+    ``approximate`` marks a number that engines may read as a DOUBLE rather than
+    exactly: written with an exponent (``1e3``) or with more than 38 digits. DuckDB and
+    Spark do, so ``int_col = 9007199254740993e0`` also matches 9007199254740992 there,
+    while PostgreSQL reads it as an exact NUMERIC; conversion allows for both.
     """
 
     kind: str
     value: Any
+    approximate: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in LITERAL_KINDS:

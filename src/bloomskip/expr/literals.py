@@ -8,7 +8,12 @@ literal can equal:
   ``bytes``, ``datetime.date``, and ``int`` counts of the column's unit for times and
   timestamps). More than one candidate when equality is not one bit pattern: a zero
   float probes ``+0.0`` and ``-0.0``; a literal that is not a FLOAT exactly probes the
-  two FLOAT neighbours around it (engines differ in how they round).
+  two FLOAT neighbours around it (engines differ in how they round). Likewise wherever
+  engines read a literal differently, every reading is a candidate (and ``exact`` is
+  False): ``1e3`` and numbers of 39+ digits are a DOUBLE in DuckDB and Spark; text cast
+  to a DECIMAL, DATE or TIMESTAMP column rounds to it; digits finer than microseconds
+  are truncated (DuckDB) or rounded (PostgreSQL); a TIMESTAMP literal's offset is
+  ignored by PostgreSQL and DuckDB; DuckDB reads ``\\xNN`` escapes in text cast to BLOB.
 * :class:`NoMatch` - no value of the type can equal it (``int8 = 300``,
   ``DECIMAL(5,2) = 1.234``, ``= NULL``, a 17-byte value for a 16-byte column). Rows
   cannot match, so pruning may drop them.
@@ -18,13 +23,14 @@ literal can equal:
 
 Timestamp literals are read as UTC for instant columns (``tz`` set, Parquet
 ``isAdjustedToUTC``) and as wall-clock time for local ones - the same number either way;
-a literal with an explicit offset is converted to UTC for instant columns and is Unknown
-for wall-clock ones.
+a literal with an explicit offset is converted to UTC for instant columns (or, as a
+TIMESTAMP, taken as wall-clock time too) and is Unknown for wall-clock ones.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import math
 import re
 import uuid
@@ -50,9 +56,16 @@ _TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?")
 
 @dataclass(frozen=True)
 class Values:
-    """The column values the literal equals (one or a few bit patterns)."""
+    """The column values the literal equals (one or a few bit patterns).
+
+    ``exact`` is False when the values are what the literal *may* equal, depending on
+    how an engine reads it (an approximate number, text cast with rounding, digits
+    finer than microseconds...): good to rule ``=`` out when none is present, but never
+    proof that a value equals the literal, so ``!=`` must not be decided by them.
+    """
 
     values: tuple[Any, ...]
+    exact: bool = True
 
 
 @dataclass(frozen=True)
@@ -104,10 +117,9 @@ def _convert(lit: Literal, t: pa.DataType) -> Converted:
         if k == "string":
             return Values((v,))
         if k == "binary":
-            try:
-                return Values((v.decode("utf-8"),))
-            except UnicodeDecodeError:
-                return NoMatch(f"{lit} is not UTF-8, so no string equals it")
+            # DuckDB compares them as BLOB, casting the column's text with its \xNN
+            # escapes read: str_col = X'78' matches 'x' and the text '\x78' alike.
+            return Unknown(f"engines compare a string column with {lit} differently")
         return Unknown(f"engines cast a {k} literal and a string column differently")
     if (
         pa.types.is_fixed_size_binary(t)
@@ -118,9 +130,19 @@ def _convert(lit: Literal, t: pa.DataType) -> Converted:
         if k not in ("binary", "string"):
             return Unknown(f"a {k} literal is not comparable with binary")
         data = v if k == "binary" else v.encode("utf-8")
-        if pa.types.is_fixed_size_binary(t) and len(data) != t.byte_width:
-            return NoMatch(f"{lit} has {len(data)} bytes, the column holds {t.byte_width}")
-        return Values((data,))
+        candidates = [data]
+        if k == "string" and "\\" in v:
+            # Cast to BLOB, DuckDB reads \xNN escapes in the text ('\xff' is one byte);
+            # other readers take the text's UTF-8 bytes. Either may be meant.
+            escaped = _blob_escapes(v)
+            if escaped is None:
+                return Unknown(f"engines read the backslashes of {lit} differently")
+            candidates.append(escaped)
+        if pa.types.is_fixed_size_binary(t):
+            candidates = [c for c in candidates if len(c) == t.byte_width]
+            if not candidates:
+                return NoMatch(f"{lit} does not have {t.byte_width} bytes, as the column's values")
+        return Values(tuple(candidates), exact=candidates == [data])
     if pa.types.is_date(t):
         return _date(lit)
     if pa.types.is_timestamp(t):
@@ -128,6 +150,24 @@ def _convert(lit: Literal, t: pa.DataType) -> Converted:
     if pa.types.is_time(t):
         return _time(lit, t)
     return Unknown(f"literals for {t} columns are not supported")
+
+
+_BLOB_ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})")
+
+
+def _blob_escapes(text: str) -> bytes | None:
+    """The bytes DuckDB reads from text cast to BLOB (``\\xNN`` escapes, other characters
+    as UTF-8), or None for a backslash that is not such an escape."""
+    parts = _BLOB_ESCAPE.split(text)
+    out = bytearray()
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(int(part, 16))
+        elif "\\" in part:
+            return None
+        else:
+            out += part.encode("utf-8")
+    return bytes(out)
 
 
 # -------------------------------------------------------------------------- numbers
@@ -148,12 +188,54 @@ def _integer(lit: Literal, t: pa.DataType) -> Converted:
     x = _exact_number(lit)
     if x is None:
         return Unknown(f"{lit} is not an integer literal")
+    info = np.iinfo(t.to_pandas_dtype())
+    if lit.approximate:
+        return _approximate(lit, x, t, 0, int(info.min), int(info.max))
     if x.denominator != 1:
         return NoMatch(f"{lit} is not a whole number, so no {t} equals it")
-    info = np.iinfo(t.to_pandas_dtype())
     if not int(info.min) <= x.numerator <= int(info.max):
         return NoMatch(f"{lit} is outside the range of {t}")
     return Values((x.numerator,))
+
+
+#: Most values an approximate literal may equal before bloomskip gives up (Unknown).
+MAX_APPROXIMATE_CANDIDATES = 1024
+
+
+def _approximate(
+    lit: Literal, x: Fraction, t: pa.DataType, scale: int, lo: int, hi: int
+) -> Converted:
+    """An approximate literal (``1e3``, 39+ digits) against an integer or decimal column.
+
+    Read exactly (PostgreSQL), it equals ``x``; read as a DOUBLE (DuckDB, Spark), the
+    column is compared as DOUBLE too, so it equals every value whose double is
+    ``float(x)``: ``int_col = 9007199254740993e0`` matches 9007199254740992, and
+    ``dec_col = 1e-400`` matches 0. The candidates are the unscaled values in
+    [lo, hi] within one ulp of ``float(x)`` (a ulp, not half of one, in case an engine
+    converts the column value to double inexactly), plus ``x`` itself.
+    """
+    try:
+        d = float(x)
+    except OverflowError:
+        d = math.inf
+    found: set[int] = set()
+    if math.isfinite(d):
+        ulp = Fraction(math.ulp(d))
+        first = math.ceil((Fraction(d) - ulp) * 10**scale)
+        last = math.floor((Fraction(d) + ulp) * 10**scale)
+        first, last = max(first, lo), min(last, hi)
+        if last - first >= MAX_APPROXIMATE_CANDIDATES:
+            return Unknown(f"{lit} may be read as a DOUBLE, which too many {t} values equal")
+        found.update(range(first, last + 1))
+    exact = x * 10**scale
+    if exact.denominator == 1 and lo <= exact.numerator <= hi:
+        found.add(exact.numerator)
+    if not found:
+        return NoMatch(f"no {t} equals {lit}, read exactly or as a DOUBLE")
+    certain = found == {exact}  # both readings give this one value
+    if pa.types.is_decimal(t):
+        return Values(tuple(_scaled(v, scale) for v in sorted(found)), certain)
+    return Values(tuple(sorted(found)), certain)
 
 
 def _floating(lit: Literal, t: pa.DataType) -> Converted:
@@ -173,7 +255,7 @@ def _floating(lit: Literal, t: pa.DataType) -> Converted:
     for candidate in _neighbours(x, single):
         if candidate not in out:
             out.append(candidate)
-    return Values(tuple(out))
+    return Values(tuple(out), exact=len(out) == 1)
 
 
 def _neighbours(x: Fraction, single: bool) -> list[float]:
@@ -182,7 +264,7 @@ def _neighbours(x: Fraction, single: bool) -> list[float]:
     try:
         d = float(x)  # correctly rounded to double
     except OverflowError:
-        d = math.copysign(math.inf, x)
+        d = math.inf if x > 0 else -math.inf  # (copysign(inf, x) would overflow again)
     if not single:
         if math.isinf(d) or Fraction(d) == x:
             return [d]
@@ -198,6 +280,16 @@ def _neighbours(x: Fraction, single: bool) -> list[float]:
     return [float(f), float(np.nextafter(f, toward))]
 
 
+#: Decimal arithmetic that never rounds. The default context keeps 28 digits: a
+#: DECIMAL(38, s) literal rounded to 28 would be hashed as another value and pruned.
+_EXACT = decimal.Context(prec=100)
+
+
+def _scaled(unscaled: int, scale: int) -> Decimal:
+    """``unscaled * 10**-scale`` exactly, at any precision up to DECIMAL(76)."""
+    return Decimal(unscaled).scaleb(-scale, _EXACT)
+
+
 def _decimal(lit: Literal, t: pa.DataType) -> Converted:
     x = _exact_number(lit)
     if x is None and lit.kind == "string":
@@ -207,12 +299,24 @@ def _decimal(lit: Literal, t: pa.DataType) -> Converted:
             x = None
     if x is None:
         return Unknown(f"{lit} is not a number")
+    top = 10**t.precision - 1
+    if lit.approximate:
+        return _approximate(lit, x, t, t.scale, -top, top)
     unscaled = x * 10**t.scale
     if unscaled.denominator != 1:
+        if lit.kind == "string":
+            # Engines cast a string literal to the column's type, and the cast rounds
+            # (DuckDB: dec_col = '1.234' matches 1.23 in DECIMAL(5,2)); rounding modes
+            # differ, so both neighbours at the column's scale may match.
+            below = math.floor(unscaled)
+            near = [v for v in (below, below + 1) if abs(v) <= top]
+            if near:
+                return Values(tuple(_scaled(v, t.scale) for v in near), exact=False)
+            return NoMatch(f"{lit} is outside the range of {t}")
         return NoMatch(f"{lit} has more than {t.scale} decimal places, so no {t} equals it")
-    if abs(unscaled.numerator) >= 10**t.precision:
+    if abs(unscaled.numerator) > top:
         return NoMatch(f"{lit} is outside the range of {t}")
-    return Values((Decimal(unscaled.numerator).scaleb(-t.scale),))
+    return Values((_scaled(unscaled.numerator, t.scale),))
 
 
 # ---------------------------------------------------------------- dates and times
@@ -252,9 +356,29 @@ def _date(lit: Literal) -> Converted:
     date, nanos, offset = parsed
     if offset is not None:
         return Unknown(f"{lit} has a time zone; a date column has none")
-    if nanos:
-        return NoMatch(f"{lit} is not midnight, so no date equals it")
-    return Values((date,))
+    if nanos == 0 or lit.kind in ("date", "string"):
+        # Text cast to DATE loses its time of day (PostgreSQL, DuckDB, Spark):
+        # date_col = '2024-01-31 10:00' matches 2024-01-31, as DATE '2024-01-31 10:00' is.
+        return Values((date,), exact=nanos == 0)
+    # A TIMESTAMP equals a date only at midnight - possibly once engines keep only
+    # microseconds of it: TIMESTAMP '2024-01-31 00:00:00.0000001' matches in DuckDB.
+    days = sorted(i // _DAY_NS for i in _microsecond_readings(nanos) if i % _DAY_NS == 0)
+    if days:
+        return Values(tuple(date + dt.timedelta(days=d) for d in days), exact=False)
+    return NoMatch(f"{lit} is not midnight, so no date equals it")
+
+
+_DAY_NS = 86_400 * 10**9
+
+
+def _microsecond_readings(ns: int) -> set[int]:
+    """The instants (ns) engines may read a literal as: exactly and, when it has digits
+    finer than microseconds, at microsecond precision - DuckDB truncates the extra
+    digits, PostgreSQL rounds them - so the microseconds below and above too."""
+    if ns % 1000 == 0:
+        return {ns}
+    below = ns // 1000 * 1000
+    return {ns, below, below + 1000}
 
 
 def _timestamp(lit: Literal, t: pa.TimestampType) -> Converted:
@@ -264,19 +388,36 @@ def _timestamp(lit: Literal, t: pa.TimestampType) -> Converted:
     if parsed is None:
         return Unknown(f"{lit} is not a timestamp")
     date, nanos, offset = parsed
+    if lit.kind == "date":
+        nanos, offset = 0, None  # DATE '2024-01-31 10:00' is that date's midnight
     if offset is not None and t.tz is None:
         return Unknown(f"{lit} has a time zone; the column holds wall-clock times")
-    total = ((date - _EPOCH).days * 86_400 - (offset or 0)) * 10**9 + nanos
+    wall = (date - _EPOCH).days * _DAY_NS + nanos
+    instants = {wall if offset is None else wall - offset * 10**9}
+    if offset is not None and lit.kind == "timestamp":
+        # PostgreSQL and DuckDB ignore the offset of a TIMESTAMP literal (a wall-clock
+        # type): instant_col = TIMESTAMP '… 02:00:00+02:00' matches 02:00 UTC there.
+        instants.add(wall)
     per_unit = 10**9 // _UNIT_PER_SECOND[t.unit]
-    if total % per_unit:
+    values: set[int] = set()
+    readings = set().union(*map(_microsecond_readings, instants))
+    for instant in readings:
+        whole, rest = divmod(instant, per_unit)
+        if not rest:
+            values.add(whole)
+        elif lit.kind == "string":
+            # Text is cast to the column's unit, rounding ('… 00:00:00.0015' is 2 ms in
+            # DuckDB): the two neighbouring values may match.
+            values.update((whole, whole + 1))
+    if not values:
         return NoMatch(f"{lit} is finer than the column's unit ({t.unit})")
-    value = total // per_unit
-    if not -(2**63) <= value < 2**63:
+    if not all(-(2**63) <= v < 2**63 for v in values):
         # Not NoMatch: an INT96 column (read as timestamp[ns]) holds years 1 to 9999,
         # far beyond int64 nanoseconds; bloomskip cannot hash such a literal, so it
         # may match.
         return Unknown(f"{lit} is outside the 64-bit range of {t}")
-    return Values((value,))
+    certain = len(readings) == 1 and len(values) == 1 and next(iter(readings)) % per_unit == 0
+    return Values(tuple(sorted(values)), exact=certain)
 
 
 def _time(lit: Literal, t: pa.DataType) -> Converted:

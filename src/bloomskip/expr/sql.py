@@ -159,7 +159,10 @@ def _literal(node: exp.Expression) -> Literal | None:
         inner = _literal(node.this)
         if inner is None or inner.kind != "number":
             return None
-        return Literal("number", -inner.value)
+        # copy_negate, not unary minus: that rounds a Decimal to the context's 28 digits
+        # (-1234567890123456789012345678.9012345678 would lose its last ten).
+        value = -inner.value if isinstance(inner.value, int) else inner.value.copy_negate()
+        return Literal("number", value, inner.approximate)
     if isinstance(node, exp.Literal):
         if node.is_string:
             return Literal("string", node.this)
@@ -171,13 +174,16 @@ def _literal(node: exp.Expression) -> Literal | None:
 
 def _number(text: str) -> Literal | None:
     text = text.strip()
+    # DuckDB and Spark read a number with an exponent, or with more digits than a
+    # DECIMAL(38) holds, as a DOUBLE: such a literal is approximate (see Literal).
+    approximate = "e" in text.lower() or sum(ch.isdigit() for ch in text) > 38
     if _INT.fullmatch(text):
-        return Literal("number", int(text))
+        return Literal("number", int(text), approximate)
     try:
         value = Decimal(text)
     except InvalidOperation:
         return None
-    return Literal("number", value) if value.is_finite() else None
+    return Literal("number", value, approximate) if value.is_finite() else None
 
 
 def _cast(node: exp.Cast) -> Literal | None:

@@ -388,7 +388,9 @@ class _RowGroupContext:
         if t.order in (None, BYTES, FLOAT) or st.min is None or st.min != st.max:
             return might(f"{name} != ...: only all-equal statistics could rule it out")
         for conv in converted:
-            if isinstance(conv, Values):
+            # Only a literal every engine reads as exactly these values proves a value
+            # equal to it (TIMESTAMP '…00.0000001' may be 0 µs or not: `!=` may be true).
+            if isinstance(conv, Values) and conv.exact:
                 try:
                     keys = {literal_key(v, t) for v in conv.values}
                 except (ValueError, TypeError):

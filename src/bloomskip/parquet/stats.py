@@ -19,6 +19,7 @@ bound, so they are safe to compare against.
 
 from __future__ import annotations
 
+import decimal
 import math
 import struct
 from dataclasses import dataclass
@@ -127,7 +128,8 @@ def literal_key(value: Any, ctype: ColumnType) -> Any:
     order = ctype.order
     if isinstance(value, Decimal):  # decimals compare by unscaled value
         scale = getattr(ctype.arrow_type, "scale", 0)
-        return int(value.scaleb(scale))
+        # Exactly: the default context would round a 38-digit value to 28 digits.
+        return int(value.scaleb(scale, decimal.Context(prec=100)))
     if order == BYTES:
         return value.encode("utf-8") if isinstance(value, str) else bytes(value)
     if order == FLOAT:
