@@ -1,13 +1,14 @@
 """bloomskip's filters are byte-identical to the ones real Parquet writers put in files.
 
 Each peer writes a small file with bloom filters at test time: pyarrow (Arrow C++),
-DuckDB, Spark (parquet-java), DataFusion and deltalake (both arrow-rs). For every (row group, column) filter in the file, the
-test reads the bitset (:mod:`tests.peers`), takes the row group's values with pyarrow and the
-column's physical type from the file's schema, rebuilds the filter with bloomskip and
-compares bytes. A mismatch reports whether the peer hashed other bytes (values of the
-row group absent from its filter) or only set other bits.
+DuckDB, Spark (parquet-java), DataFusion and deltalake (both arrow-rs). For every
+(row group, column) filter in the file, the test reads the bitset (:mod:`tests.peers`),
+takes the row group's values with pyarrow and the column's physical type from the
+file's schema, rebuilds the filter with bloomskip and compares bytes. A mismatch
+reports whether the peer hashed other bytes (values of the row group absent from its
+filter) or only set other bits.
 
-Peer facts the tests rely on (``../shared/reference/parquet-sbbf.md`` §2-4):
+Peer facts the tests rely on (``../shared/reference/parquet-sbbf.md`` §1-5):
 
 * pyarrow sizes from ``ndv``/``fpp`` and then folds to the fpp, like arrow-rs; it
   writes decimals as FIXED_LEN_BYTE_ARRAY unless ``store_decimal_as_integer=True``.
@@ -21,7 +22,7 @@ Peer facts the tests rely on (``../shared/reference/parquet-sbbf.md`` §2-4):
 
 Every file is also read by bloomskip's own reader (:mod:`bloomskip.parquet.bloom`),
 which must load each filter bit for bit; and hypothesis-chosen small tables, written by
-each peer but Spark, must give filters identical to a rebuild with no false negative.
+each peer, must give filters identical to a rebuild with no false negative.
 """
 
 from __future__ import annotations
@@ -843,10 +844,20 @@ def test_own_reader_loads_deltalake_filters(deltalake_file):
 # every value of its row group as present.
 
 SPECIAL_FLOATS = st.sampled_from([0.0, -0.0, math.nan, -math.nan, math.inf, -math.inf])
+CANONICAL_SPECIAL_FLOATS = st.sampled_from([0.0, -0.0, math.nan, math.inf, -math.inf])
 
 
 @st.composite
-def small_tables(draw, *, unsigned: bool = True, boolean: bool = True) -> pa.Table:
+def small_tables(
+    draw,
+    *,
+    unsigned: bool = True,
+    boolean: bool = True,
+    microseconds: int = 2**62,
+    nan_payloads: bool = True,
+) -> pa.Table:
+    """A table of 1-40 rows of every common type; timestamps within +-``microseconds``;
+    NaNs of any sign and payload, or only the canonical one."""
     n = draw(st.integers(1, 40))
 
     def column(elements, type_) -> pa.Array:
@@ -857,21 +868,23 @@ def small_tables(draw, *, unsigned: bool = True, boolean: bool = True) -> pa.Tab
         bound = 10**precision - 1
         return st.integers(-bound, bound).map(lambda u: exact_decimal(u, scale))
 
+    instants = st.integers(-microseconds, microseconds)
+    specials = SPECIAL_FLOATS if nan_payloads else CANONICAL_SPECIAL_FLOATS
     columns = {
         "i8": column(st.integers(-(2**7), 2**7 - 1), pa.int8()),
         "i16": column(st.integers(-(2**15), 2**15 - 1), pa.int16()),
         "i32": column(st.integers(-(2**31), 2**31 - 1), pa.int32()),
         "i64": column(st.integers(-(2**63), 2**63 - 1), pa.int64()),
-        "f32": column(st.floats(width=32) | SPECIAL_FLOATS, pa.float32()),
-        "f64": column(st.floats() | SPECIAL_FLOATS, pa.float64()),
+        "f32": column(st.floats(width=32, allow_nan=nan_payloads) | specials, pa.float32()),
+        "f64": column(st.floats(allow_nan=nan_payloads) | specials, pa.float64()),
         "s": column(st.text(max_size=12), pa.string()),
         "bin": column(st.binary(max_size=12), pa.binary()),
         "d9": column(decimals(9, 2), pa.decimal128(9, 2)),
         "d18": column(decimals(18, 4), pa.decimal128(18, 4)),
         "d38": column(decimals(38, 10), pa.decimal128(38, 10)),
         "date": column(st.integers(-(10**6), 10**6), pa.int32()).cast(pa.date32()),
-        "ts": column(st.integers(-(2**62), 2**62), pa.int64()).cast(pa.timestamp("us", "UTC")),
-        "ts_local": column(st.integers(-(2**62), 2**62), pa.int64()).cast(pa.timestamp("us")),
+        "ts": column(instants, pa.int64()).cast(pa.timestamp("us", "UTC")),
+        "ts_local": column(instants, pa.int64()).cast(pa.timestamp("us")),
     }
     if unsigned:
         columns["u32"] = column(st.integers(0, 2**32 - 1), pa.uint32())
@@ -983,3 +996,68 @@ def test_hypothesis_duckdb(table, fpp):
         for ff in read_bloom_filters(path):
             values = row_group_values(path, ff.row_group, ff.name)
             assert ff.header.num_bytes == num_bytes_for(max(distinct_count(values), 1), fpp)
+
+
+@pytest.mark.spark
+@HYPOTHESIS
+@given(
+    table=small_tables(unsigned=False, boolean=False, microseconds=2**52, nan_payloads=False),
+    fpp=FPPS,
+    timestamps=st.sampled_from(list(SPARK_TIMESTAMP_SPECS)),
+)
+def test_hypothesis_spark(spark, table, fpp, timestamps):
+    """parquet-java: exact sizes from expected.ndv#col, no folding, no dictionary.
+
+    Spark has no unsigned types; its BOOLEAN filters are all zeros (tested above);
+    INT96 timestamps are read back through pyarrow's nanoseconds, so they stay within
+    +-2^52 us; and only canonical NaNs, see the test below.
+    """
+    ndv = 16
+    key = "spark.sql.parquet.outputTimestampType"
+    previous = spark.conf.get(key)
+    spark.conf.set(key, timestamps)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            writer = (
+                spark.createDataFrame(table)
+                .coalesce(1)
+                .write.option("parquet.enable.dictionary", "false")
+            )
+            for name in table.column_names:
+                writer = writer.option(f"parquet.bloom.filter.enabled#{name}", "true")
+                writer = writer.option(f"parquet.bloom.filter.expected.ndv#{name}", str(ndv))
+                writer = writer.option(f"parquet.bloom.filter.fpp#{name}", str(fpp))
+            writer.parquet(f"{tmp}/out")
+            (path,) = glob.glob(f"{tmp}/out/part-*.parquet")
+            count = check_every_filter(path, initial=None, fpp=fpp)
+            assert count == pq.ParquetFile(path).metadata.num_columns
+            assert all(
+                ff.header.num_bytes == num_bytes_for(ndv, fpp) for ff in read_bloom_filters(path)
+            )
+    finally:
+        spark.conf.set(key, previous)
+
+
+@pytest.mark.spark
+def test_spark_filters_hash_nan_payloads_its_pages_do_not_keep(spark, tmp_path):
+    """parquet-java writes NaN to the page as the canonical NaN but inserts the NaN's
+    own bits in the filter: a NaN with a sign or payload is then missing from the
+    filter although the page holds a NaN. Harmless to a reader that never prunes on
+    NaN (bloomskip, DuckDB); fatal to one that would.
+    """
+    f64 = np.array([0xFFF8_0000_0000_0000, 0x7FF8_0000_0000_0123], np.uint64).view(np.float64)
+    f32 = np.array([0xFFC0_0000, 0x7FC0_0123], np.uint32).view(np.float32)
+    table = pa.table({"f64": pa.array(f64), "f32": pa.array(f32)})
+    writer = spark.createDataFrame(table).coalesce(1).write
+    for name in table.column_names:
+        writer = writer.option(f"parquet.bloom.filter.enabled#{name}", "true")
+        writer = writer.option(f"parquet.bloom.filter.expected.ndv#{name}", "4")
+    writer.option("parquet.enable.dictionary", "false").parquet(str(tmp_path / "out"))
+    (path,) = glob.glob(str(tmp_path / "out" / "part-*.parquet"))
+    for ff in read_bloom_filters(path):
+        stored = row_group_values(path, ff.row_group, ff.name)
+        bits = stored.to_numpy().view(np.uint64 if ff.name == "f64" else np.uint32)
+        assert set(bits) == {0x7FF8_0000_0000_0000 if ff.name == "f64" else 0x7FC0_0000}
+        file_filter = Sbbf.from_bytes(ff.bitset)
+        assert not file_filter.check(stored).any()  # the stored NaN is "absent"
+        assert file_filter.check(table[ff.name]).all()  # the values Spark was given
