@@ -28,6 +28,7 @@ import random
 import re
 import signal
 import struct
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -804,9 +805,24 @@ def mutate(seed: Seed, rng: random.Random) -> bytes:
     return out
 
 
+#: When this worker's current operation started ("since", None between operations).
+_RUNNING: dict[str, float | None] = {}
+
+
+def _watchdog() -> None:
+    """End the worker if an operation runs far past the alarm (stuck where a signal
+    cannot interrupt it, e.g. in compiled code): the parent then reports the case."""
+    while True:
+        time.sleep(1)
+        started = _RUNNING.get("since")
+        if started is not None and time.monotonic() - started > 2 * HANG_SECONDS:
+            os._exit(70)
+
+
 def _run(op: Callable[[str], object], path: str, outcomes: dict) -> tuple[str | None, float]:
     """Run one operation: (the problem, if any; seconds taken)."""
     started = time.perf_counter()
+    _RUNNING["since"] = time.monotonic()
     signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
     problem = None
     try:
@@ -824,6 +840,7 @@ def _run(op: Callable[[str], object], path: str, outcomes: dict) -> tuple[str | 
         problem = f"{type(e).__name__}: {str(e)[:200]} at {where}"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        _RUNNING["since"] = None
     return problem, time.perf_counter() - started
 
 
@@ -842,6 +859,9 @@ def run_batch(seed_path: str, seed: int, cases: int, workdir: str) -> dict:
     problems: list[str] = []
     outcomes = {"ok": 0, "typed": 0}
     signal.signal(signal.SIGALRM, _alarm)
+    if "watchdog" not in _RUNNING:  # one per worker process
+        _RUNNING["watchdog"] = 1.0
+        threading.Thread(target=_watchdog, daemon=True).start()
     for _, op in OPERATIONS:  # warm up: kernels compile (or load) outside the timing
         op(seed_path)
     for i in range(cases):
