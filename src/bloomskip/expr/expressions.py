@@ -65,9 +65,10 @@ class Literal:
     ``boolean`` a ``bool``; ``null`` is ``None``.
 
     ``approximate`` marks a number that engines may read as a DOUBLE rather than
-    exactly: written with an exponent (``1e3``) or with more than 38 digits. DuckDB and
-    Spark do, so ``int_col = 9007199254740993e0`` also matches 9007199254740992 there,
-    while PostgreSQL reads it as an exact NUMERIC; conversion allows for both.
+    exactly: written with an exponent (``1e3``) or with more than 38 digits, or any
+    number or numeric text in an IN list holding such a one. DuckDB and Spark do, so
+    ``int_col = 9007199254740993e0`` also matches 9007199254740992 there, while
+    PostgreSQL reads it as an exact NUMERIC; conversion allows for both.
     """
 
     kind: str

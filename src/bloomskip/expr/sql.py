@@ -118,6 +118,14 @@ def _in(node: exp.In) -> Expression:
     literals = [_literal(e) for e in node.expressions]
     if any(lit is None for lit in literals):
         return _unsupported(node)
+    if any(lit.approximate for lit in literals):  # type: ignore[union-attr]
+        # DuckDB and Spark give an IN list one type: a DOUBLE among its values makes
+        # every number (and numeric text) in it a DOUBLE - i64 IN (9007199254740993, 1e0)
+        # matches 9007199254740992 there.
+        literals = [
+            Literal(lit.kind, lit.value, True) if lit.kind in ("number", "string") else lit
+            for lit in literals  # type: ignore[union-attr]
+        ]
     return In(_reference(node.this), tuple(literals))  # type: ignore[arg-type]
 
 
