@@ -1205,6 +1205,15 @@ def test_regression_one_double_makes_the_whole_in_list_double(tmp_path):
     assert [u.may_match for u in prune(path, "i IN (9007199254740993, 1)").units] == [False] * 2
 
 
+def test_regression_a_float_literal_that_rounds_to_zero_matches_both_zeros(tmp_path):
+    path = one_row_per_group(tmp_path, "g", pa.array([-0.0, 1.0, 0.0], pa.float64()))
+    assert_kept(path, "g = 1e-400", [0, 2])
+    assert_kept(path, "g = -1e-400", [0, 2])
+    path = one_row_per_group(tmp_path, "f", pa.array([-0.0, 1.0], pa.float32()))
+    units = prune(path, "f = 1e-46").units  # float32 rounding gives 0: -0.0 may match
+    assert units[0].may_match and not units[1].may_match
+
+
 def test_regression_decimal38_literals_keep_all_digits(tmp_path):
     """Python's default Decimal context has 28 digits: negating or scaling a DECIMAL(38)
     literal rounded it, so the filter was asked for another value."""

@@ -251,11 +251,13 @@ def _floating(lit: Literal, t: pa.DataType) -> Converted:
     if x == 0:
         return Values((0.0, -0.0))
     single = pa.types.is_float32(t)
-    out: list[float] = []
+    out: dict[tuple[float, float], float] = {}  # keyed by value and sign: 0.0 == -0.0
     for candidate in _neighbours(x, single):
-        if candidate not in out:
-            out.append(candidate)
-    return Values(tuple(out), exact=len(out) == 1)
+        # A literal that rounds to zero equals -0.0 as well (SQL: -0.0 = 0.0), and the
+        # filter holds their bits apart: DuckDB's double_col = 1e-400 matches both.
+        for c in (0.0, -0.0) if candidate == 0 else (candidate,):
+            out.setdefault((c, math.copysign(1.0, c)), c)
+    return Values(tuple(out.values()), exact=len(out) == 1)
 
 
 def _neighbours(x: Fraction, single: bool) -> list[float]:
