@@ -245,3 +245,20 @@ def test_cli_errors_exit_2(bloom_file, capsys):
     assert main(["prune", str(bloom_file), "-w", "nope = 1"]) == 2
     assert "no column 'nope'" in capsys.readouterr().err
     assert main(["prune", str(bloom_file) + ".missing", "-w", "i64 = 1"]) == 2
+
+
+def test_an_unreadable_dictionary_means_may_match_and_says_why(tmp_path):
+    from bloomskip.parquet.thrift import decode_struct
+
+    path = tmp_path / "bad_dict.parquet"
+    pq.write_table(_table(), path, row_group_size=RG, compression="snappy")
+    chunk = read_footer(path).row_groups[0].columns[2]  # "low", dictionary-encoded
+    start = chunk.dictionary_page_offset
+    data = bytearray(path.read_bytes())
+    _, header_len = decode_struct(bytes(data[start : start + 256]))
+    payload = start + header_len
+    data[payload : payload + 8] = b"\xff" * 8  # snappy cannot decode this
+    path.write_bytes(bytes(data))
+    r = prune(path, "low = 'c11'")
+    assert r.units[0].may_match and "dictionary unreadable" in r.units[0].reason
+    assert not r.units[1].may_match  # other row groups are unaffected

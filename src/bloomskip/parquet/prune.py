@@ -51,6 +51,7 @@ from bloomskip.parquet.schema import BYTES, FLOAT, ColumnType, column_type
 from bloomskip.parquet.stats import ChunkStats, chunk_stats, literal_key
 
 STAGES = ("statistics", "dictionary", "bloom")
+_UNREADABLE = "dictionary unreadable: "
 
 
 @dataclass(frozen=True)
@@ -270,13 +271,20 @@ class _RowGroupContext:
                 self._dict[col] = t.why_not
             else:
                 full, why = fully_dictionary_encoded(chunk)
-                self._dict[col] = (
-                    dictionary_hashes(
-                        self.f.fh, self.f.footer, chunk, t.physical_type, t.spec.type_length
-                    )  # type: ignore[union-attr,arg-type]
-                    if full
-                    else why
-                )
+                if full:
+                    found = dictionary_hashes(
+                        self.f.fh,
+                        self.f.footer,
+                        chunk,
+                        t.physical_type,
+                        t.spec.type_length,  # type: ignore[union-attr,arg-type]
+                    )
+                    # A complete dictionary we could not read: say so in the reason.
+                    self._dict[col] = (
+                        found if not isinstance(found, str) else f"{_UNREADABLE}{found}"
+                    )
+                else:
+                    self._dict[col] = why
         return self._dict[col]
 
     def bloom(self, col: int) -> LoadedFilter:
@@ -355,6 +363,8 @@ class _RowGroupContext:
         if not t.bloom_ok:
             return False, f"{why}; {t.why_not}"
         d = self.dictionary(col)
+        if isinstance(d, str) and d.startswith(_UNREADABLE):
+            why = f"{why}; {d}"
         if not isinstance(d, str):
             h = self.f.hashes(col, conv.values)
             if not np.isin(h, d).any():
