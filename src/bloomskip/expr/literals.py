@@ -272,7 +272,8 @@ def _neighbours(x: Fraction, single: bool) -> list[float]:
             return [d]
         other = math.nextafter(d, math.inf if Fraction(d) < x else -math.inf)
         return [d, other]
-    f = np.float32(d)  # may overflow to inf: that is what a cast does
+    with np.errstate(over="ignore"):
+        f = np.float32(d)  # may overflow to inf: that is what a cast does
     if not np.isfinite(f):
         big = float(np.finfo(np.float32).max)
         return [math.copysign(big, d), math.copysign(math.inf, d)]
