@@ -876,7 +876,7 @@ def layouts(draw, min_groups=4, max_groups=8):
     return rows, [rows] * draw(st.integers(min_groups, max_groups))
 
 
-@settings(max_examples=examples(25), **SETTINGS)
+@settings(max_examples=examples(40), **SETTINGS)
 @given(data=st.data())
 def test_pyarrow_prune_has_no_false_negatives(data):
     palettes = data.draw(palettes_for(ALL_COLUMNS), label="palettes")
@@ -891,7 +891,7 @@ def test_pyarrow_prune_has_no_false_negatives(data):
         check_file(path, ALL_COLUMNS, palettes, data)
 
 
-@settings(max_examples=examples(15), **SETTINGS)
+@settings(max_examples=examples(20), **SETTINGS)
 @given(data=st.data())
 def test_duckdb_prune_has_no_false_negatives(data):
     palettes = data.draw(palettes_for(ALL_COLUMNS), label="palettes")
@@ -908,7 +908,7 @@ def test_duckdb_prune_has_no_false_negatives(data):
         check_file(path, ALL_COLUMNS, palettes, data)
 
 
-@settings(max_examples=examples(20), **SETTINGS)
+@settings(max_examples=examples(30), **SETTINGS)
 @given(data=st.data())
 def test_datafusion_prune_has_no_false_negatives(data):
     palettes = data.draw(palettes_for(ALL_COLUMNS), label="palettes")
@@ -938,7 +938,7 @@ def test_datafusion_prune_has_no_false_negatives(data):
 DELTA_COLUMNS = [c for c in ALL_COLUMNS if c.name not in UNSIGNED]
 
 
-@settings(max_examples=examples(10), **SETTINGS)
+@settings(max_examples=examples(15), **SETTINGS)
 @given(data=st.data())
 def test_deltalake_prune_has_no_false_negatives(data):
     palettes = data.draw(palettes_for(DELTA_COLUMNS), label="palettes")
@@ -954,14 +954,16 @@ def test_deltalake_prune_has_no_false_negatives(data):
 
 # ------------------------------------------------------------------------------ Spark
 
-#: (spark.sql.parquet.outputTimestampType, dictionary encoding) per Spark file. Without
-#: dictionaries every column gets a filter (BOOLEAN ones all zeros); with them, and a
-#: tiny dictionary page, low-cardinality chunks are dictionary-only and the others fall
-#: back to PLAIN part way through the chunk.
+#: (spark.sql.parquet.outputTimestampType, dictionary encoding, legacy format with v2
+#: pages) per Spark file. Without dictionaries every column gets a filter (BOOLEAN ones
+#: all zeros); with them, and a tiny dictionary page, low-cardinality chunks are
+#: dictionary-only and the others fall back to PLAIN part way through the chunk. The
+#: legacy format stores every decimal as FIXED_LEN_BYTE_ARRAY (DECIMAL(9,2) in 4 bytes).
 SPARK_VARIANTS = {
-    "int96": ("INT96", False),
-    "micros": ("TIMESTAMP_MICROS", False),
-    "millis_dictionary": ("TIMESTAMP_MILLIS", True),
+    "int96": ("INT96", False, False),
+    "micros": ("TIMESTAMP_MICROS", False, False),
+    "millis_dictionary": ("TIMESTAMP_MILLIS", True, False),
+    "legacy_v2_dictionary": ("TIMESTAMP_MICROS", True, True),
 }
 SPARK_ROWS = [250] * 8
 
@@ -990,8 +992,12 @@ def spark_files(spark, tmp_path_factory):
         "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
     }
     paths = {}
-    for name, (ts_type, dictionary) in SPARK_VARIANTS.items():
-        settings_ = {**conf, "spark.sql.parquet.outputTimestampType": ts_type}
+    for name, (ts_type, dictionary, legacy) in SPARK_VARIANTS.items():
+        settings_ = {
+            **conf,
+            "spark.sql.parquet.outputTimestampType": ts_type,
+            "spark.sql.parquet.writeLegacyFormat": str(legacy).lower(),
+        }
         previous = {key: spark.conf.get(key, None) for key in settings_}
         for key, value in settings_.items():
             spark.conf.set(key, value)
@@ -1003,6 +1009,7 @@ def spark_files(spark, tmp_path_factory):
                 .option("parquet.block.size", "16384")  # row groups of a few hundred rows
                 .option("parquet.block.size.row.check.min", "50")
                 .option("parquet.block.size.row.check.max", "200")
+                .option("parquet.writer.version", "v2" if legacy else "v1")
             )
             for leaf in leaves_:
                 writer = writer.option(f"parquet.bloom.filter.enabled#{leaf}", "true")
@@ -1034,15 +1041,17 @@ def test_spark_files_are_what_the_tests_need(spark_files):
         }
         assert physical["ts"] == ("INT96" if name == "int96" else "INT64")
         assert physical["ts_ntz"] == "INT64"
-        assert (physical["d9"], physical["d18"]) == ("INT32", "INT64")
+        legacy = SPARK_VARIANTS[name][2]
+        integers = ("FIXED_LEN_BYTE_ARRAY",) * 2 if legacy else ("INT32", "INT64")
+        assert (physical["d9"], physical["d18"]) == integers
         assert physical["d19"] == physical["d38"] == "FIXED_LEN_BYTE_ARRAY"
-        if name != "millis_dictionary":  # every chunk has a filter, booleans too
+        if not SPARK_VARIANTS[name][1]:  # every chunk has a filter, booleans too
             rg = meta.row_group(0)
             assert all(rg.column(i).bloom_filter_offset for i in range(meta.num_columns))
 
 
 @pytest.mark.spark
-@settings(max_examples=examples(30), **SETTINGS)
+@settings(max_examples=examples(50), **SETTINGS)
 @given(data=st.data())
 def test_spark_prune_has_no_false_negatives(spark_files, data):
     name = data.draw(st.sampled_from(sorted(spark_files.paths)), label="file")
