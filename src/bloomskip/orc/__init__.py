@@ -1,5 +1,6 @@
 """ORC bloom filter indexes: file structure (:mod:`.file`), and the filters themselves."""
 
 from bloomskip.orc.file import OrcFile, read_orc
+from bloomskip.orc.filter import OrcBloomFilter
 
-__all__ = ["OrcFile", "read_orc"]
+__all__ = ["OrcBloomFilter", "OrcFile", "read_orc"]
