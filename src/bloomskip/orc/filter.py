@@ -110,8 +110,9 @@ _ALIASES = {
 class Writer(StrEnum):
     """Whose writer's quirks to reproduce (they differ for a few values only)."""
 
-    JAVA = "java"  # ORC Java: Hive, Spark, Trino's Java paths, orc-tools
-    CPP = "c++"  # ORC C++: pyarrow, pyorc
+    JAVA = "java"  # ORC Java: Hive, Spark, orc-tools
+    CPP = "c++"  # ORC C++ given normalized timestamps (seconds floored, nanos >= 0): pyorc
+    PYARROW = "pyarrow"  # ORC C++ behind Arrow's adapter, which truncates timestamps
 
     @classmethod
     def parse(cls, value: str | Writer) -> Writer:
@@ -119,7 +120,7 @@ class Writer(StrEnum):
             return cls(value.lower() if isinstance(value, str) else value)
         except ValueError:
             raise InvalidParameterError(
-                f"unknown ORC writer {value!r}: use 'java' or 'c++'"
+                f"unknown ORC writer {value!r}: use 'java', 'c++' or 'pyarrow'"
             ) from None
 
 
@@ -618,9 +619,13 @@ def base_hashes(
     STRUCT                     nothing
     =========================  ==========================================================
 
-    ``writer="java"`` (default) reproduces ORC Java's timestamp formula, which hashes
-    instants from -999 ms to -1 ms after the epoch 1000 ms later (ORC-763);
-    ``writer="c++"`` floors them. Kinds that feed nothing raise
+    ``writer`` picks whose quirks to reproduce: ``"java"`` (default: ORC Java hashes
+    instants from -999 ms to -1 ms after the epoch 1000 ms late, ORC-763, and NaNs as
+    the canonical NaN), ``"c++"`` (ORC C++ fed floored seconds, as pyorc does: floored
+    milliseconds, raw NaN bits, FLOAT given as float64 hashed unrounded) or
+    ``"pyarrow"`` (ORC C++ behind Arrow's adapter, which splits timestamps with C++
+    division: negative values with sub-millisecond digits hash their milliseconds
+    truncated toward zero, not floored). Kinds that feed nothing raise
     :class:`~bloomskip.errors.UnsupportedTypeError`.
     """
     parts = [
@@ -692,7 +697,7 @@ def _feed(arr: pa.Array, t: OrcType, writer: Writer, zone: str) -> _Feed:
     if k in (OrcKind.FLOAT, OrcKind.DOUBLE):
         bits = _double_bits(arr, t, writer)
         # Java hashes doubleToLongBits (NaNs canonical); C++ reinterprets the raw bits.
-        return _Feed("long", bits) if writer is Writer.CPP else _Feed("double", bits)
+        return _Feed("double", bits) if writer is Writer.JAVA else _Feed("long", bits)
     if k in (OrcKind.STRING, OrcKind.BINARY, OrcKind.VARCHAR, OrcKind.CHAR):
         if not (_is_var(kind) or pa.types.is_fixed_size_binary(kind)):
             raise _unsupported(arr, t)
@@ -725,7 +730,7 @@ def _feed(arr: pa.Array, t: OrcType, writer: Writer, zone: str) -> _Feed:
     if k is OrcKind.BOOLEAN:
         if not pa.types.is_boolean(kind):
             raise _unsupported(arr, t)
-        if writer is Writer.CPP:
+        if writer is not Writer.JAVA:
             return _Feed("long", arr.to_numpy(zero_copy_only=False).astype(np.int64))
         return _Feed("none", len(arr))
     return _Feed("none", len(arr))  # STRUCT
@@ -786,10 +791,9 @@ def _double_bits(arr: pa.Array, t: OrcType, writer: Writer) -> np.ndarray:
     if pa.types.is_integer(kind) or pa.types.is_decimal(kind):
         arr = pc.cast(arr, pa.float64(), safe=False)
     d = np.ascontiguousarray(arr.to_numpy(zero_copy_only=False))
-    round_to_float = t.kind is OrcKind.FLOAT and not (
-        writer is Writer.CPP and d.dtype == np.float64
-    )
-    if round_to_float:
+    # ORC C++ hashes the double it is given (pyorc passes Python floats unrounded).
+    unrounded = writer is not Writer.JAVA and d.dtype == np.float64
+    if t.kind is OrcKind.FLOAT and not unrounded:
         with np.errstate(over="ignore"):
             d = d.astype(np.float32)
     return np.ascontiguousarray(d.astype(np.float64)).view(np.int64)
@@ -857,7 +861,12 @@ def _timestamp_millis(arr: pa.Array, t: OrcType, writer: Writer, zone: str) -> n
             raise UnsupportedTypeError("timestamps beyond the range of Java epoch milliseconds")
         ms = raw * 1000
     else:
-        ms = np.floor_divide(raw, _MS_PER_UNIT[kind.unit])
+        per_ms = _MS_PER_UNIT[kind.unit]
+        ms = np.floor_divide(raw, per_ms)
+        if writer is Writer.PYARROW:
+            # Arrow's ORC adapter splits values with C++ division (seconds toward zero,
+            # negative nanos), so ORC C++'s secs * 1000 + nanos / 1e6 truncates too.
+            ms += (raw < 0) & (raw % per_ms != 0)
     java = writer is Writer.JAVA
     instant = t.kind is OrcKind.TIMESTAMP_INSTANT
     if instant or zone in _UTC_NAMES:
