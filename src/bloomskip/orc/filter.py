@@ -534,7 +534,7 @@ class _Feed:
         if self.form == "var":
             return int(self.values.shape[0] - 1)
         if self.form == "decimal":
-            return int(self.values.shape[0] // 2)
+            return int(self.values.shape[0] // self.data)
         if self.form == "none":
             return int(self.values)
         return int(self.values.shape[0])
@@ -548,7 +548,7 @@ class _Feed:
         elif self.form == "var":
             kernels.var_hashes(self.values, self.data, self.mode, self.arg, out.view(np.uint64))
         elif self.form == "decimal":
-            kernels.decimal_hashes(self.values, self.arg, out.view(np.uint64))
+            kernels.decimal_hashes(self.values, self.data, self.arg, out.view(np.uint64))
         else:
             raise UnsupportedTypeError("this ORC column kind feeds nothing to its filter")
         return out
@@ -647,12 +647,14 @@ def decimal_strings(values: Any) -> pa.Array:
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
     out = []
     for chunk in chunks:
-        chunk = _decimal128(chunk)
-        halves, scale = _decimal_halves(chunk)  # null slots hold some value: format it too
+        if pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary_decode()
+        chunk = _decimal_array(chunk)
+        words, nwords, scale = _decimal_words(chunk)  # null slots hold some value: format it
         n = len(chunk)
         offsets = np.empty(n + 1, dtype=np.int64)
         data = np.empty(n * kernels.DECIMAL_MAX_CHARS, dtype=np.uint8)
-        used = kernels.decimal_strings(halves, scale, offsets, data)
+        used = kernels.decimal_strings(words, nwords, scale, offsets, data)
         strings = pa.Array.from_buffers(
             pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data[:used])]
         )
@@ -675,6 +677,7 @@ def _feeds(
             chunk = chunk.storage
         if pa.types.is_dictionary(chunk.type):
             chunk = chunk.dictionary_decode()
+        chunk = _unview(chunk)
         valid = None
         if chunk.null_count:
             valid = chunk.is_valid().to_numpy(zero_copy_only=False)
@@ -708,8 +711,8 @@ def _feed(arr: pa.Array, t: OrcType, writer: Writer, zone: str) -> _Feed:
             return _Feed("var", offsets, data, kernels.VAR_PAD, t.max_length or 0)
         return _Feed("var", offsets, data)
     if k is OrcKind.DECIMAL:
-        halves, scale = _decimal_halves(_decimal128(arr, t))
-        return _Feed("decimal", halves, arg=scale)
+        words, nwords, scale = _decimal_words(_decimal_array(arr, t))
+        return _Feed("decimal", words, nwords, arg=scale)
     if k in (OrcKind.TIMESTAMP, OrcKind.TIMESTAMP_INSTANT):
         return _Feed("long", _timestamp_millis(arr, t, writer, zone))
     if k in (OrcKind.LIST, OrcKind.MAP):
@@ -722,6 +725,8 @@ def _feed(arr: pa.Array, t: OrcType, writer: Writer, zone: str) -> _Feed:
             or pa.types.is_fixed_size_list(kind)
         ):
             raise _unsupported(arr, t)
+        if pa.types.is_map(kind):  # list_value_length has no kernel for maps
+            return _Feed("long", np.diff(_to_numpy_i64(arr.offsets)))
         return _Feed("long", _to_numpy_i64(pc.list_value_length(arr)))
     if k is OrcKind.UNION:
         if not pa.types.is_union(kind):
@@ -799,6 +804,15 @@ def _double_bits(arr: pa.Array, t: OrcType, writer: Writer) -> np.ndarray:
     return np.ascontiguousarray(d.astype(np.float64)).view(np.int64)
 
 
+def _unview(arr: pa.Array) -> pa.Array:
+    """string_view/binary_view as large_string/large_binary (offsets + data buffers)."""
+    if pa.types.is_string_view(arr.type):
+        return pc.cast(arr, pa.large_string())
+    if pa.types.is_binary_view(arr.type):
+        return pc.cast(arr, pa.large_binary())
+    return arr
+
+
 def _var_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     t = arr.type
     if pa.types.is_fixed_size_binary(t) or pa.types.is_string_view(t) or pa.types.is_binary_view(t):
@@ -814,30 +828,32 @@ def _var_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
-def _decimal128(arr: pa.Array, t: OrcType | None = None) -> pa.Array:
+def _decimal_array(arr: pa.Array, t: OrcType | None = None) -> pa.Array:
+    """A decimal128 or decimal256 array of scale >= 0 with the same values."""
     kind = arr.type
-    if pa.types.is_decimal(kind):
-        if kind.precision > 38:
-            try:
-                return pc.cast(arr, pa.decimal128(38, kind.scale))
-            except pa.ArrowInvalid as e:
-                raise UnsupportedTypeError(f"ORC decimals have at most 38 digits: {e}") from e
-        if not pa.types.is_decimal128(kind):
-            return pc.cast(arr, pa.decimal128(kind.precision, kind.scale))
-        return arr
     if pa.types.is_integer(kind):
-        return pc.cast(arr, pa.decimal128(38, 0))
-    raise _unsupported(arr, t or OrcType(OrcKind.DECIMAL))
+        return pc.cast(arr, pa.decimal128(38, 0) if kind.bit_width < 128 else pa.decimal256(76, 0))
+    if not pa.types.is_decimal(kind):
+        raise _unsupported(arr, t or OrcType(OrcKind.DECIMAL))
+    p, s = kind.precision, kind.scale
+    if s < 0:  # whole numbers: the same values at scale 0
+        p, s = p - s, 0
+        if p > 76:
+            raise UnsupportedTypeError(f"decimals of more than 76 digits: {kind}")
+    if (p, s) != (kind.precision, kind.scale) or not (
+        pa.types.is_decimal128(kind) or pa.types.is_decimal256(kind)
+    ):
+        arr = pc.cast(arr, pa.decimal128(p, s) if p <= 38 else pa.decimal256(p, s))
+    return arr
 
 
-def _decimal_halves(arr: pa.Array) -> tuple[np.ndarray, int]:
-    scale = arr.type.scale
-    if not 0 <= scale <= 38:
-        raise UnsupportedTypeError(f"ORC decimal scales are 0..38, got {scale}")
+def _decimal_words(arr: pa.Array) -> tuple[np.ndarray, int, int]:
+    """(uint64 words, words per value, scale) of a decimal128/decimal256 array."""
+    nwords = 2 if pa.types.is_decimal128(arr.type) else 4
     if len(arr) == 0:
-        return np.zeros(0, dtype=np.uint64), scale
-    halves = np.frombuffer(arr.buffers()[1], dtype=np.uint64)
-    return halves[2 * arr.offset : 2 * (arr.offset + len(arr))], scale
+        return np.zeros(0, dtype=np.uint64), nwords, arr.type.scale
+    words = np.frombuffer(arr.buffers()[1], dtype=np.uint64)
+    return words[nwords * arr.offset : nwords * (arr.offset + len(arr))], nwords, arr.type.scale
 
 
 def _zone_name(zone: Any) -> str:
@@ -975,6 +991,7 @@ def _var_chunks(values: Any, type: pa.DataType) -> Iterator[tuple[tuple, np.ndar
 def _drop_nulls(chunk: pa.Array) -> tuple[pa.Array, np.ndarray | None]:
     if isinstance(chunk.type, pa.BaseExtensionType):
         chunk = chunk.storage
+    chunk = _unview(chunk)
     if chunk.null_count:
         valid = chunk.is_valid().to_numpy(zero_copy_only=False)
         return chunk.drop_null(), valid
@@ -1039,7 +1056,7 @@ def _words_from_bytes(buf: Any, what: str, copy: bool) -> np.ndarray:
 def _words_from_longs(words: Any, copy: bool) -> np.ndarray:
     if isinstance(words, bytes | bytearray | memoryview):
         return _words_from_bytes(words, "bitset", copy=True)
-    arr = np.asarray(words)
+    arr = _integer_array(words)
     if arr.dtype == object and arr.ndim == 1:
         arr = _object_words(arr, "bitset words")
     if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
@@ -1063,8 +1080,21 @@ def _object_words(arr: np.ndarray, what: str) -> np.ndarray:
     return out
 
 
+def _integer_array(values: Any) -> np.ndarray:
+    """An ndarray as is; Python ints as an object array (numpy would turn a mix of
+    ints above 2**63 and below 0 into float64, losing bits)."""
+    if isinstance(values, np.ndarray):
+        return values
+    if isinstance(values, int | np.integer):
+        values = [values]
+    try:
+        return np.array(list(values), dtype=object)
+    except TypeError:
+        return np.asarray(values)
+
+
 def _as_u64(hashes: Any) -> np.ndarray:
-    arr = np.asarray(hashes)
+    arr = _integer_array(hashes)
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.dtype == object and arr.ndim == 1:

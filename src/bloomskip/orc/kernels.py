@@ -70,9 +70,9 @@ _ABS_MASK = np.int64(0x7FFFFFFFFFFFFFFF)
 _INF_BITS = np.int64(0x7FF0000000000000)
 _NAN_BITS = np.int64(CANONICAL_NAN_BITS)
 _SPACE = np.uint8(0x20)
-#: Room for the canonical string of one decimal128 at scale <= 38: at most 41 bytes
-#: (a sign, 39 digits, and either a point or the "0." before a pure fraction).
-DECIMAL_MAX_CHARS = 48
+#: Room for the canonical text of one decimal256 at scale <= 76: at most 80 bytes
+#: (a sign, 78 digits and a point, or "-0." and 76 digits).
+DECIMAL_MAX_CHARS = 96
 
 
 # --- base hashes ---------------------------------------------------------------------
@@ -276,43 +276,40 @@ def var_hashes(offsets, data, mode, max_chars, out):
 
 
 @njit(inline="always")
-def format_decimal(lo, hi, scale, buf, digits):
-    """Write the canonical ORC string of a decimal128 into ``buf``; return its length.
+def format_decimal(words, start, nwords, scale, buf, digits, limbs):
+    """Write the canonical ORC text of one decimal into ``buf``; return its length.
 
-    ``lo``/``hi`` are the two little-endian uint64 halves of the two's complement
-    unscaled value, ``scale`` its scale (0..38). The string is what ORC Java's
-    ``HiveDecimalWritable.toString`` and ORC C++'s ``Decimal::toString(true)`` give:
-    plain notation, no exponent, trailing fractional zeros dropped, and the point
-    dropped when no fraction remains ("1.5", "-0.05", "100", "0"). ``digits`` is a
-    scratch uint8 array of at least 45 entries.
+    The unscaled value is ``words[start : start + nwords]``: little-endian uint64 words
+    of a two's complement integer (2 for decimal128, 4 for decimal256); ``scale`` is
+    0..76. The text is what ORC Java's ``HiveDecimalWritable.toString`` and ORC C++'s
+    ``Decimal::toString(true)`` give: plain notation, no exponent, trailing fractional
+    zeros dropped, and the point dropped when no fraction remains ("1.5", "-0.05",
+    "100", "0"). ``digits`` (>= 80 entries) and ``limbs`` (>= 2 * nwords) are scratch.
     """
-    negative = (hi >> _U64(63)) != _U64(0)
-    if negative:  # two's complement negation of the 128-bit value
-        lo = ~lo + _U64(1)
-        hi = ~hi + (_U64(1) if lo == _U64(0) else _U64(0))
-    # Magnitude as four 32-bit limbs, most significant first; peel 9 digits at a time.
-    l0 = hi >> _U64(32)
-    l1 = hi & _LOW32
-    l2 = lo >> _U64(32)
-    l3 = lo & _LOW32
+    negative = (words[start + nwords - 1] >> _U64(63)) != _U64(0)
+    nlimbs = 2 * nwords
+    carry = _U64(1)
+    for j in range(nwords):  # least significant word first; negate if negative
+        w = words[start + j]
+        if negative:
+            w = ~w + carry
+            carry = _U64(1) if (carry == _U64(1) and w == _U64(0)) else _U64(0)
+        limbs[nlimbs - 1 - 2 * j] = w & _LOW32  # 32-bit limbs, most significant first
+        limbs[nlimbs - 2 - 2 * j] = w >> _U64(32)
+    # Peel nine digits at a time (remainder < 1e9 < 2**30, so r << 32 fits in 64 bits);
     # `digits` receives the magnitude's digits, least significant first.
     nd = 0
     billion = _U64(1_000_000_000)
     while True:
         r = _U64(0)
-        acc = (r << _U64(32)) | l0
-        l0 = acc // billion
-        r = acc % billion
-        acc = (r << _U64(32)) | l1
-        l1 = acc // billion
-        r = acc % billion
-        acc = (r << _U64(32)) | l2
-        l2 = acc // billion
-        r = acc % billion
-        acc = (r << _U64(32)) | l3
-        l3 = acc // billion
-        r = acc % billion
-        done = (l0 | l1 | l2 | l3) == _U64(0)
+        rest = _U64(0)
+        for j in range(nlimbs):
+            acc = (r << _U64(32)) | limbs[j]
+            q = acc // billion
+            r = acc - q * billion
+            limbs[j] = q
+            rest |= q
+        done = rest == _U64(0)
         for _ in range(9):
             digits[nd] = np.uint8(r % _U64(10))
             r //= _U64(10)
@@ -321,15 +318,13 @@ def format_decimal(lo, hi, scale, buf, digits):
                 break
         if done:
             break
-    while nd > 1 and digits[nd - 1] == 0:  # zeros above the top digit of the last group
-        nd -= 1
     # Trailing fractional zeros go; what is left of the fraction is `frac` digits.
     frac = scale
     low = 0
     while frac > 0 and low < nd and digits[low] == 0:
         low += 1
         frac -= 1
-    if low >= nd:  # the value is zero
+    if low >= nd or (nd == 1 and digits[0] == 0):  # the value is zero
         buf[0] = np.uint8(48)
         return 1
     n = 0
@@ -350,39 +345,40 @@ def format_decimal(lo, hi, scale, buf, digits):
         for _ in range(-int_digits if int_digits < 0 else 0):
             buf[n] = np.uint8(48)
             n += 1
-        top = min(nd, scale) - 1
-        for i in range(top, low - 1, -1):
+        for i in range(min(nd, scale) - 1, low - 1, -1):
             buf[n] = np.uint8(48) + digits[i]
             n += 1
     return n
 
 
 @njit(**KERNEL)
-def decimal_hashes(halves, scale, out):
-    """``out[i]`` = Murmur3 ``hash64`` of the canonical string of decimal128 ``i``.
+def decimal_hashes(words, nwords, scale, out):
+    """``out[i]`` = Murmur3 ``hash64`` of the canonical text of decimal ``i``.
 
-    ``halves`` is the decimal128 buffer as uint64, two per value (low half first).
+    ``words`` is the decimal128 (``nwords`` = 2) or decimal256 (4) buffer as uint64.
     """
     buf = np.empty(DECIMAL_MAX_CHARS, np.uint8)
-    digits = np.empty(48, np.uint8)
+    digits = np.empty(DECIMAL_MAX_CHARS, np.uint8)
+    limbs = np.empty(8, np.uint64)
     for i in range(out.shape[0]):
-        n = format_decimal(halves[2 * i], halves[2 * i + 1], scale, buf, digits)
+        n = format_decimal(words, nwords * i, nwords, scale, buf, digits, limbs)
         out[i] = murmur3_hash64(buf, 0, n)
 
 
 @njit(**KERNEL)
-def decimal_strings(halves, scale, offsets, data):
-    """The canonical strings of decimal128 values into Arrow buffers.
+def decimal_strings(words, nwords, scale, offsets, data):
+    """The canonical texts of decimals into Arrow buffers; returns the bytes written.
 
     ``offsets`` has ``n + 1`` int64 entries, ``data`` at least ``n * DECIMAL_MAX_CHARS``
-    bytes; returns the number of bytes written.
+    bytes.
     """
     buf = np.empty(DECIMAL_MAX_CHARS, np.uint8)
-    digits = np.empty(48, np.uint8)
+    digits = np.empty(DECIMAL_MAX_CHARS, np.uint8)
+    limbs = np.empty(8, np.uint64)
     pos = 0
     offsets[0] = 0
     for i in range(offsets.shape[0] - 1):
-        n = format_decimal(halves[2 * i], halves[2 * i + 1], scale, buf, digits)
+        n = format_decimal(words, nwords * i, nwords, scale, buf, digits, limbs)
         for j in range(n):
             data[pos + j] = buf[j]
         pos += n
