@@ -404,6 +404,18 @@ def test_dates_and_timestamps():
     assert got == [py_long_hash(v) for v in (0, 1583661600000, 1583650800000)]
 
 
+def test_zone_rules_apply_after_2037_and_custom_zones():
+    # pyarrow's zone kernels keep standard time after 2037; Java (and zoneinfo) do not
+    ms = 3830852530909  # 2091-05-21T11:42:10.909Z, daylight time in Los Angeles and Berlin
+    inst = pa.array([ms], pa.timestamp("ms", tz="UTC"))
+    for zone, hours in (("America/Los_Angeles", -7), ("Europe/Berlin", 2)):
+        got = base_hashes(inst, "timestamp", writer_timezone=zone, writer="c++").tolist()
+        assert got == [py_long_hash(ms + hours * 3_600_000)], zone
+    for zone, minutes in (("GMT+05:30", 330), ("GMT-08:00", -480), ("Etc/GMT+8", -480)):
+        got = base_hashes(inst, "timestamp", writer_timezone=zone).tolist()
+        assert got == [py_long_hash(ms + minutes * 60_000)], zone
+
+
 def test_lists_maps_unions_booleans_structs():
     lists = pa.array([[1, 2, 3], [], None, [4]])
     assert base_hashes(lists, "list").tolist() == [py_long_hash(v) for v in (3, 0, 1)]
@@ -716,6 +728,16 @@ def test_pyarrow_files_rebuild_bit_for_bit(tmp_path):
         ):  # fmt: skip
             assert ours == stored, (col.type_name, g)
             assert ours.num_hash_functions == stored.num_hash_functions == 4
+    # floored (not truncated) milliseconds miss the negative sub-millisecond values
+    ts = orc.column("ts")
+    _, floored, stored = next(
+        _rebuild(orc, 0, ts.id, table.column("ts").combine_chunks(), "timestamp", 0.05,
+                 writer="c++")
+    )  # fmt: skip
+    assert (
+        floored != stored
+        and not stored.test_values(table.column("ts").slice(1, 1), "timestamp", writer="c++")[0]
+    )
 
 
 # ----------------------------------------------------------------------------- ORC Java
@@ -950,6 +972,13 @@ def test_spark_files_rebuild_bit_for_bit(spark, java, tmp_path):
             assert ours == stored, (name, col.type_name, g)
             checked += 1
     assert checked == 13 * 3
+    # the (-1 s, 0) quirk is in row group 0: floored milliseconds do not rebuild it
+    ts_utc = pa.array(micros, pa.timestamp("us", tz="UTC"))
+    _, floored, stored = next(
+        _rebuild(orc, 0, orc.column("ts").id, ts_utc, "timestamp", 0.05,
+                 writer_timezone="America/Los_Angeles", writer="c++")
+    )  # fmt: skip
+    assert floored != stored
 
 
 @pytest.mark.spark

@@ -29,6 +29,8 @@ True
 
 from __future__ import annotations
 
+import datetime as _dt
+import functools
 import math
 import re
 import zoneinfo
@@ -62,6 +64,9 @@ _LN2 = math.log(2)
 _MS_PER_DAY = 86_400_000
 _MS_PER_UNIT = {"ms": 1, "us": 1_000, "ns": 1_000_000}
 _UTC_NAMES = frozenset({"UTC", "GMT", "Etc/UTC", "Etc/GMT", "UCT", "Zulu", "Z", "+00:00"})
+_CUSTOM_ZONE_RE = re.compile(r"^(?:GMT|UTC)?([+-])(\d{1,2})(?::?(\d{2}))?$")
+_TABLE_START = -5_364_662_400  # 1800-01-01, in seconds
+_TABLE_END = 7_258_118_400  # 2200-01-01
 _DECIMAL_RE = re.compile(r"^decimal\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?$")
 _LENGTH_RE = re.compile(r"^(char|varchar)\s*\(\s*(\d+)\s*\)$")
 
@@ -864,7 +869,81 @@ def _zone_name(zone: Any) -> str:
             f"writer_timezone must be a time zone name such as 'America/Los_Angeles' "
             f"(the stripe footer's writer_timezone) or a zoneinfo.ZoneInfo, got {zone!r}"
         )
+    _tzinfo(zone)  # unknown names fail here, not in the middle of a column
     return zone
+
+
+@functools.lru_cache(maxsize=64)
+def _tzinfo(zone: str) -> _dt.tzinfo:
+    """A zone name as Java reads it: a tz database id or a custom "GMT+hh:mm" id."""
+    if zone in _UTC_NAMES:
+        return _dt.UTC
+    m = _CUSTOM_ZONE_RE.match(zone)
+    if m:
+        sign = -1 if m.group(1) == "-" else 1
+        hours, minutes = int(m.group(2)), int(m.group(3) or 0)
+        if hours > 23 or minutes > 59:
+            raise InvalidParameterError(f"bad custom writer_timezone {zone!r}")
+        return _dt.timezone(sign * _dt.timedelta(hours=hours, minutes=minutes))
+    try:
+        return zoneinfo.ZoneInfo(zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as e:
+        raise InvalidParameterError(
+            f"unknown writer_timezone {zone!r}: not a time zone id of the tz database"
+        ) from e
+
+
+@functools.lru_cache(maxsize=64)
+def _zone_table(zone: str) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets of ``zone`` from 1800 to 2200: (first second of each offset, offset in ms).
+
+    Found by sampling the offset once a day and bisecting each change to the second
+    (tz database transitions fall on whole seconds; two changes within one day would
+    be missed - the database has none since 1800). Python's ``zoneinfo`` applies the
+    zone's rule for years past its last listed transition, as Java's ``TimeZone`` does;
+    pyarrow's time zone kernels do not (they keep standard time after 2037).
+    """
+    tz = _tzinfo(zone)
+
+    def offset(sec: int) -> int:
+        return round(_dt.datetime.fromtimestamp(sec, tz).utcoffset().total_seconds())
+
+    starts = [_TABLE_START]
+    offsets = [offset(_TABLE_START)]
+    prev_sec = _TABLE_START
+    for sec in range(_TABLE_START + 86_400, _TABLE_END + 86_400, 86_400):
+        off = offset(sec)
+        if off != offsets[-1]:
+            lo, hi = prev_sec, sec
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if offset(mid) == offsets[-1]:
+                    lo = mid
+                else:
+                    hi = mid
+            starts.append(hi)
+            offsets.append(offset(hi))
+        prev_sec = sec
+    return np.array(starts, dtype=np.int64), np.array(offsets, dtype=np.int64) * 1000
+
+
+def _offsets_ms(ms: np.ndarray, zone: str) -> np.ndarray:
+    """UTC offset of ``zone`` (ms) at each instant (epoch ms), as ``TimeZone.getOffset``."""
+    tz = _tzinfo(zone)
+    if tz is _dt.UTC or isinstance(tz, _dt.timezone):
+        fixed = tz.utcoffset(None)
+        return np.full(ms.shape, round(fixed.total_seconds()) * 1000, dtype=np.int64)
+    starts, offsets = _zone_table(zone)
+    sec = np.floor_divide(ms, 1000)
+    out = offsets[np.maximum(np.searchsorted(starts, sec, side="right") - 1, 0)]
+    outside = np.flatnonzero((sec < _TABLE_START) | (sec > _TABLE_END))
+    for i in outside.tolist():  # rare: before 1800 or after 2200, one at a time
+        try:
+            off = _dt.datetime.fromtimestamp(int(sec[i]), tz).utcoffset()
+            out[i] = round(off.total_seconds()) * 1000
+        except (OverflowError, OSError, ValueError):  # beyond datetime's years 1..9999
+            out[i] = offsets[0] if sec[i] < _TABLE_START else offsets[-1]
+    return out
 
 
 def _timestamp_millis(arr: pa.Array, t: OrcType, writer: Writer, zone: str) -> np.ndarray:
@@ -884,8 +963,7 @@ def _timestamp_millis(arr: pa.Array, t: OrcType, writer: Writer, zone: str) -> n
             # negative nanos), so ORC C++'s secs * 1000 + nanos / 1e6 truncates too.
             ms += (raw < 0) & (raw % per_ms != 0)
     java = writer is Writer.JAVA
-    instant = t.kind is OrcKind.TIMESTAMP_INSTANT
-    if instant or zone in _UTC_NAMES:
+    if t.kind is OrcKind.TIMESTAMP_INSTANT or _tzinfo(zone) is _dt.UTC:
         # The value hashed is the instant itself (or the naive wall clock, which in a
         # UTC writer is the same number).
         return _java_quirk(ms) if java else ms
@@ -894,20 +972,12 @@ def _timestamp_millis(arr: pa.Array, t: OrcType, writer: Writer, zone: str) -> n
         # applies when the instant it denotes in the writer's zone is just before the epoch.
         if not java:
             return ms
-        try:
-            inst = pc.assume_timezone(
-                pa.array(ms, pa.timestamp("ms")), zone, ambiguous="earliest", nonexistent="earliest"
-            )
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-            raise InvalidParameterError(f"unknown writer_timezone {zone!r}: {e}") from e
-        inst_ms = _to_numpy_i64(inst.cast(pa.int64()))
-        return ms + 1000 * ((inst_ms > -1000) & (inst_ms < 0))
+        instant = ms - _offsets_ms(ms - _offsets_ms(ms, zone), zone)
+        return ms + 1000 * ((instant > -1000) & (instant < 0))
+    # An instant: Java's TimestampTreeWriter hashes millis + zone.getOffset(millis)
+    # (SerializationUtils.convertToUtc); C++ adds the offset of the floored second.
     q = _java_quirk(ms) if java else ms
-    try:
-        wall = pc.local_timestamp(pa.array(q, pa.timestamp("ms", tz=zone)))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise InvalidParameterError(f"unknown writer_timezone {zone!r}: {e}") from e
-    return _to_numpy_i64(wall.cast(pa.int64()))
+    return q + _offsets_ms(q, zone)
 
 
 def _java_quirk(ms: np.ndarray) -> np.ndarray:
