@@ -248,10 +248,11 @@ class OrcBloomFilter:
     __slots__ = ("_k", "_words")
 
     def __init__(self, expected_entries: int, fpp: float) -> None:
-        if isinstance(expected_entries, bool) or not isinstance(expected_entries, int):
+        if isinstance(expected_entries, bool) or not isinstance(expected_entries, int | np.integer):
             raise InvalidParameterError(
                 f"expected_entries must be an int, got {type(expected_entries).__name__}"
             )
+        expected_entries = int(expected_entries)
         if expected_entries < 0:
             raise InvalidParameterError(
                 f"expected_entries must be >= 0 (0 is taken as 1, as ORC Java does), "
@@ -530,8 +531,8 @@ class _Feed:
     """The non-null values of one chunk in the form the filter hashes."""
 
     form: str  # "long", "double", "var", "decimal", "none"
-    values: Any = None
-    data: Any = None
+    values: Any = None  # int64 longs or double bits; var offsets; decimal words; or a count
+    data: Any = None  # var: the bytes; decimal: words per value (2 or 4)
     mode: int = kernels.VAR_RAW
     arg: int = 0  # VARCHAR/CHAR length, or the decimal scale
 
@@ -604,7 +605,7 @@ def base_hashes(
                                casts to ``byte`` first, so wider inputs wrap to int8
     DATE                       days since 1970-01-01 (``date64`` inputs are floored)
     FLOAT                      the value rounded to float32, promoted to double, hashed by
-                               its bits; with ``writer="c++"`` a float64 input is hashed
+                               its bits; for the C++ writers a float64 input is hashed
                                unrounded (ORC C++ hashes the double it is given)
     DOUBLE                     its bits (``doubleToLongBits``: NaNs canonical)
     STRING, BINARY             the raw bytes (UTF-8 for strings; Murmur3 ``hash64``)
@@ -620,7 +621,7 @@ def base_hashes(
     TIMESTAMP_INSTANT          epoch milliseconds (floored) of the instant (naive = UTC)
     LIST, MAP                  the number of elements, as a long
     UNION                      the tag (index of the child type), as a long
-    BOOLEAN                    nothing (ORC Java); 0 or 1 as a long with ``writer="c++"``
+    BOOLEAN                    nothing (ORC Java); 0 or 1 as a long for the C++ writers
     STRUCT                     nothing
     =========================  ==========================================================
 
@@ -1001,10 +1002,8 @@ def _union_tags(arr: pa.Array) -> np.ndarray:
 # --------------------------------------------------------------------------- inputs
 
 
-def _chunks_of(values: Any, type: pa.DataType | None) -> list[pa.Array]:
-    arr = as_arrow(values, type) if not isinstance(values, np.ndarray) else values
-    if isinstance(arr, np.ndarray):
-        return [arr]  # type: ignore[list-item]
+def _chunks_of(values: Any) -> list[pa.Array]:
+    arr = as_arrow(values)
     return arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
 
 
@@ -1012,7 +1011,7 @@ def _long_chunks(values: Any) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
         yield _np_longs(values), None
         return
-    for chunk in _chunks_of(values, None):
+    for chunk in _chunks_of(values):
         chunk, valid = _drop_nulls(chunk)
         if pa.types.is_null(chunk.type):
             yield np.zeros(0, np.int64), valid
@@ -1034,7 +1033,7 @@ def _double_chunks(values: Any) -> Iterator[tuple[np.ndarray, np.ndarray | None]
         d = np.ascontiguousarray(values.reshape(-1), dtype=np.float64)
         yield d.view(np.int64), None
         return
-    for chunk in _chunks_of(values, None):
+    for chunk in _chunks_of(values):
         chunk, valid = _drop_nulls(chunk)
         if pa.types.is_null(chunk.type):
             yield np.zeros(0, np.int64), valid
