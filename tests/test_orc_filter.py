@@ -1029,3 +1029,46 @@ def test_decimal256_and_negative_scales():
     assert decimal_strings(pa.array([5, -7])).to_pylist() == ["5", "-7"]
     mixed = [decimal.Decimal("1.5"), decimal.Decimal("12345678901234567890123456789012345678")]
     assert decimal_strings(mixed).to_pylist() == ["1.5", str(mixed[1])]  # decimal256(48, 10)
+
+
+def test_pyorc_files_and_the_cpp_writer_quirks():
+    """pyorc (ORC C++ 2.3.1), writer zone America/Los_Angeles: VARCHAR and timestamps
+    across the epoch rebuild with ``writer="c++"`` (floored ms, no Java quirk). Pinned
+    ORC C++ bugs a reader must not trust: FLOAT hashes the double it was given, not the
+    float it stores; CHAR(n) hashes the unpadded buffer over the padded length."""
+    pyorc = pytest.importorskip("pyorc")
+    import io
+    import zoneinfo
+
+    read_orc = pytest.importorskip("bloomskip.orc.file").read_orc
+    la = "America/Los_Angeles"
+    start = dt.datetime(1969, 12, 31, 23, 59, 59, 500000, tzinfo=dt.UTC)
+    rows = [
+        (0.1 * i, f"a{i % 7}", "é" * (i % 3), start + dt.timedelta(seconds=i * 3.7))
+        for i in range(2500)
+    ]
+    buf = io.BytesIO()
+    with pyorc.Writer(
+        buf, "struct<f:float,c:char(4),v:varchar(2),t:timestamp>",
+        bloom_filter_columns=["f", "c", "v", "t"], bloom_filter_fpp=0.05,
+        row_index_stride=1000, timezone=zoneinfo.ZoneInfo(la),
+    ) as w:  # fmt: skip
+        for r in rows:
+            w.write(r)
+    orc = read_orc(buf.getvalue())
+    assert orc.writer.writer == 1 and orc.writer_timezone(0) == la
+    f, c, v, t = (list(col) for col in zip(*rows, strict=True))
+    ts = pa.array(t, pa.timestamp("us", tz="UTC"))
+    for col, kind, values in ((3, "varchar(2)", pa.array(v)), (4, "timestamp", ts)):
+        for g, ours, stored in _rebuild(orc, 0, col, values, kind, 0.05, writer_timezone=la,
+                                        writer="c++"):  # fmt: skip
+            assert ours == stored, (kind, g)
+    floats = pa.array(f, pa.float64())
+    for _g, ours, stored in _rebuild(orc, 0, 1, floats, "float", 0.05, writer="c++"):
+        assert ours == stored  # the unrounded doubles ...
+    java = next(_rebuild(orc, 0, 1, floats, "float", 0.05, writer="java"))
+    assert java[1] != java[2]  # ... not the float32 values the column holds
+    _, padded, stored = next(_rebuild(orc, 0, 2, pa.array(c), "char(4)", 0.05))
+    assert padded != stored
+    # the column holds "a1  ", the filter does not (pyorc's buffer had NULs after "a1")
+    assert not stored.test_strings(["a1  "])[0]
