@@ -21,8 +21,9 @@ Codecs, each chunk on its own:
   ``pyarrow.Codec("zstd")`` decompresses exactly that; without it, pyarrow's streaming
   decompressor reads at most one byte more than a chunk may hold.
 * BROTLI (ORC Java 2.x): pyarrow's streaming brotli decompressor, bounded the same way.
-* LZO: :class:`~bloomskip.errors.UnsupportedFileError`. No maintained package decodes
-  it without native build steps, pyarrow has no LZO codec, and no Python writer makes it.
+* LZO: :class:`~bloomskip.errors.UnsupportedFileError`. pyarrow has no LZO codec, and
+  neither pyarrow nor pyorc can write LZO files; the one PyPI decoder of raw LZO1X
+  (``python-lzo``) binds liblzo2, which is GPL, so bloomskip does not depend on it.
 
 Hostile input: a chunk header past the end of the part, a chunk longer than the block
 size, output larger than the block size, a codec that fails, or a total output above
@@ -89,8 +90,8 @@ def compression_of(kind: int | None, block_size: int | None, label: str) -> Comp
     kind = NONE if kind is None else kind
     if kind == LZO:
         raise UnsupportedFileError(
-            f"{label}: LZO-compressed ORC files are not supported (no maintained Python "
-            "decoder; rewrite the file with ZLIB, SNAPPY, LZ4 or ZSTD)"
+            f"{label}: LZO-compressed ORC files are not supported (bloomskip has no LZO "
+            "decoder); rewrite the file with ZLIB, SNAPPY, LZ4 or ZSTD"
         )
     if kind not in CODEC_NAMES:
         raise UnsupportedFileError(f"{label}: unknown ORC compression kind {kind}")
