@@ -984,11 +984,22 @@ def test_every_truncation_of_the_tail(small_files):
                 walk(data[:-cut])
 
 
-@pytest.mark.parametrize("size", [0, 1, 2, 3, 4, 5, 8])
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 8])
 def test_tiny_files(size):
     for data in (b"ORC\x00\x00\x00\x00\x00"[:size], bytes(size), b"\xff" * size):
         with pytest.raises(CorruptFileError):
             walk(data)
+
+
+def test_zero_byte_file_is_empty(tmp_path):
+    """Hive writes empty ORC tables as 0-byte files; ORC Java reads them as empty."""
+    path = tmp_path / "zero.orc"
+    path.write_bytes(b"")
+    f = read_orc(path)
+    assert f.num_rows == 0 and f.stripes == () and f.row_groups() == ()
+    assert [c.kind_name for c in f.columns] == ["STRUCT"] and f.metadata().stripe_statistics == ()
+    report = inspect_orc(path)
+    assert report["row_groups"] == [] and report["num_rows"] == 0
 
 
 def test_postscript_length_byte(small_files):

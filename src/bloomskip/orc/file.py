@@ -22,7 +22,8 @@ data. Layout, field numbers and stream placement follow the ORC v1 specification
 "Indexes") and ``orc_proto.proto``; a stream's offset is its stripe's offset plus the
 lengths of the streams listed before it in the stripe footer, as ORC C++ computes it.
 
-Hostile files raise :class:`~bloomskip.errors.CorruptFileError` (or
+A 0-byte file is an empty table (no stripes), as ORC Java reads it. Hostile files raise
+:class:`~bloomskip.errors.CorruptFileError` (or
 :class:`~bloomskip.errors.UnsupportedFileError` for LZO and encrypted stripes) naming
 the file, the structure and the byte offset: every offset and length is checked against
 the file before anything is read, the column tree must be a pre-order tree (no cycles, no
@@ -547,6 +548,8 @@ def read_orc(source: str | os.PathLike | BinaryIO | bytes, *, name: str | None =
             name = str(getattr(source, "name", "<orc>"))
     src = _Source(source, name)
     size = src.size
+    if size == 0:  # Hive writes empty tables as 0-byte files; ORC Java reads them as empty
+        return _empty_file(name, src)
     if size < len(MAGIC) + 1:
         raise CorruptFileError(f"{name}: {size} bytes is too small for an ORC file")
     tail_len = min(TAIL_GUESS, size)
@@ -603,6 +606,26 @@ def read_orc(source: str | os.PathLike | BinaryIO | bytes, *, name: str | None =
         columns=columns,
         stripes=stripes,
         metadata_range=(footer_start - meta_len, meta_len),
+        _source=src,
+    )
+
+
+def _empty_file(name: str, src: _Source) -> OrcFile:
+    """A 0-byte file as ORC Java reads it (``ReaderImpl.buildEmptyTail``): no rows, no
+    stripes, a root struct without fields, no compression."""
+    ps = proto.PostScript(0, 0, None, (), 0, None, None, MAGIC)
+    root = proto.Type(STRUCT)
+    footer = proto.Footer(0, 0, (), (root,), (), 0, (), 0, None, False, None, None)
+    return OrcFile(
+        name=name,
+        file_size=0,
+        postscript=ps,
+        footer=footer,
+        compression=compression_of(None, None, name),
+        writer=WriterInfo(None, None, None, None, ()),
+        columns=(Column(0, (), STRUCT, None, (), root),),
+        stripes=(),
+        metadata_range=(0, 0),
         _source=src,
     )
 
