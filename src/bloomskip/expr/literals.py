@@ -280,7 +280,8 @@ def _neighbours(x: Fraction, single: bool) -> list[float]:
     if Fraction(float(f)) == x:
         return [float(f)]
     toward = np.float32(np.inf if Fraction(float(f)) < x else -np.inf)
-    return [float(f), float(np.nextafter(f, toward))]
+    with np.errstate(over="ignore"):  # FLOAT's largest value steps up to inf
+        return [float(f), float(np.nextafter(f, toward))]
 
 
 #: Decimal arithmetic that never rounds. The default context keeps 28 digits: a
