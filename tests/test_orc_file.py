@@ -1186,6 +1186,21 @@ def test_corrupt_footer_chunks(small_files):
     assert walk(tail.build(footer=frame_deflate(plain, block), frame=False)) >= 3
 
 
+def test_footer_output_is_bounded(small_files, monkeypatch):
+    """Footers decompress to at most ``MAX_FOOTER_BYTES`` (a zlib bomb stops there)."""
+    import bloomskip.orc.file as orc_file
+
+    tail = Tail(small_files["pyorc-zlib"])
+    data = tail.build(footer=frame_deflate(encode(tail.footer), 4096), frame=False)
+    assert walk(data) >= 6
+    monkeypatch.setattr(orc_file, "MAX_FOOTER_BYTES", 100)
+    expect_error(data, "footer at offset .* decompresses to more than 100 bytes")
+    # 1,000 chunks of 4 KiB of zeros: 4 MB from 23 KB on disk
+    bomb = frame_deflate(bytes(4096 * 1000), 4096)
+    assert len(bomb) < 25_000
+    expect_error(tail.build(footer=bomb, frame=False), "more than 100 bytes")
+
+
 def test_corrupt_stream_chunks(small_files):
     """A bloom filter stream whose chunk header claims more than the stream holds."""
     data = small_files["pyorc-zstd"]

@@ -46,6 +46,9 @@ MAGIC = b"ORC"
 TAIL_GUESS = 16 * 1024
 #: Largest Footer + Metadata on disk we agree to read.
 MAX_TAIL_BYTES = 256 * 1024 * 1024
+#: Largest decompressed Footer or stripe footer (real ones are kilobytes to megabytes;
+#: decoded, a hostile one could take several times its size in Python objects).
+MAX_FOOTER_BYTES = 64 * 1024 * 1024
 #: Deepest column nesting accepted (struct in struct in ...), root at depth 0.
 MAX_DEPTH = 256
 #: Most row groups one stripe may have (10^10 rows at the default stride of 10,000).
@@ -388,7 +391,9 @@ class OrcFile:
             offset = s.footer_offset
             raw = self._source.read(offset, s.footer_length, f"stripe {stripe} footer")
             what = f"{self.name}: stripe {stripe} footer at offset {offset}"
-            data = decompress(raw, self.compression, name=what, offset=offset)
+            data = decompress(
+                raw, self.compression, name=what, offset=offset, limit=MAX_FOOTER_BYTES
+            )
             sf = proto.decode(proto.decode_stripe_footer, data, what)
             self._stripe_footers[stripe] = sf
         return sf
@@ -588,7 +593,9 @@ def read_orc(source: str | os.PathLike | BinaryIO | bytes, *, name: str | None =
     else:
         footer_raw = src.read(footer_start, footer_len, "footer")
     what = f"{name}: footer at offset {footer_start}"
-    footer_data = decompress(footer_raw, compression, name=what, offset=footer_start)
+    footer_data = decompress(
+        footer_raw, compression, name=what, offset=footer_start, limit=MAX_FOOTER_BYTES
+    )
     footer = proto.decode(proto.decode_footer, footer_data, what)
     columns = _columns(footer.types, name)
     content_end = footer_start - meta_len - stats_len
