@@ -342,6 +342,7 @@ class OrcFile:
     _source: _Source = field(repr=False)
     _stripe_footers: dict = field(default_factory=dict, repr=False)
     _streams: dict = field(default_factory=dict, repr=False)
+    _by_kind: dict = field(default_factory=dict, repr=False)
     _metadata: proto.Metadata | None = field(default=None, repr=False)
 
     # -- file level ----------------------------------------------------------------
@@ -448,11 +449,12 @@ class OrcFile:
     def _find(self, stripe: int, column: int, kind: int) -> StreamInfo | None:
         if not 0 <= column < len(self.columns):
             raise KeyError(f"{self.name}: no column id {column}")
-        found = None
-        for st in self.streams(stripe):
-            if st.column == column and st.kind == kind:
-                found = st  # the last one wins, as in ORC Java's StripePlanner
-        return found
+        index = self._by_kind.get(stripe)
+        if index is None:
+            # the last stream of a kind wins, as in ORC Java's StripePlanner
+            index = {(st.column, st.kind): st for st in self.streams(stripe)}
+            self._by_kind[stripe] = index
+        return index.get((column, kind))
 
     # -- row groups and indexes ------------------------------------------------------
 
