@@ -744,7 +744,7 @@ def test_bloom_filter_messages():
     bfi = proto.decode(proto.decode_bloom_filter_index, index, "t")
     a, b, c, d = bfi.bloom_filters
     assert a == b and a.bitset == b"".join(w.to_bytes(8, "little") for w in words)
-    assert a.bitset_words == 3 and a.utf8bitset is None
+    assert a.bitset_words == 3 and a.words() == tuple(words) and a.utf8bitset is None
     assert c.utf8bitset == b"\x01" * 16 and c.bitset == b""
     assert d == proto.BloomFilter(None, b"", None)
     with pytest.raises(CorruptFileError, match="packed fixed64"):

@@ -723,6 +723,11 @@ class BloomFilter:
     def bitset_words(self) -> int:
         return len(self.bitset) // 8
 
+    def words(self) -> tuple[int, ...]:
+        """The ``bitset`` field's words as stored (unsigned 64-bit integers)."""
+        n = len(self.bitset) // 8
+        return struct.unpack(f"<{n}Q", self.bitset[: 8 * n])
+
 
 def _bloom_filter(buf: bytes, start: int, end: int, name: str) -> BloomFilter:
     k = None
