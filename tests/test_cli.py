@@ -49,3 +49,19 @@ def test_demo_runs_as_a_console_script():
         timeout=300,
     ).stdout
     assert "inserted keys found" in out and "definitely absent" in out
+
+
+def test_inspect_reads_orc_files_too(tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.orc as po
+
+    path = tmp_path / "t.orc"
+    t = pa.table({"id": [f"u{i}" for i in range(25_000)], "n": list(range(25_000))})
+    po.write_table(t, path, bloom_filter_columns=[1])  # ORC column ids: 0 is the root
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "25,000 rows in 1 stripes, 3 row groups of 10,000" in out
+    assert out.count("BLOOM_FILTER_UTF8") == 3
+    assert main(["inspect", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["format"] == "orc" and len(report["row_groups"]) == 3

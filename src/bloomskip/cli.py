@@ -87,7 +87,15 @@ def _cmd_hash(args: argparse.Namespace) -> int:
     return 0
 
 
+def _file_format(path: str) -> str:
+    """"orc" or "parquet", from the file's first bytes (ORC files start with "ORC")."""
+    with open(path, "rb") as fh:
+        return "orc" if fh.read(3) == b"ORC" else "parquet"
+
+
 def _cmd_inspect(args: argparse.Namespace) -> int:
+    if _file_format(args.file) == "orc":
+        return _inspect_orc(args)
     from bloomskip.parquet.inspect import inspect_file
 
     report = inspect_file(args.file)
@@ -115,6 +123,36 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
                 print(
                     f"{rg['row_group']:>4} {c['column'][:24]:24} {shown:8}"
                     + ("" if c["filter"] == "absent" else f"  {c['reason']}")
+                )
+    return 0
+
+
+def _inspect_orc(args: argparse.Namespace) -> int:
+    from bloomskip.orc.inspect import inspect_orc
+
+    report = inspect_orc(args.file)
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(
+        f"{report['file']}: {report['num_rows']:,} rows in {len(report['stripes'])} stripes, "
+        f"{len(report['row_groups'])} row groups of {report['row_index_stride']:,}, "
+        f"{report['compression']}, written by {report['created_by']}"
+    )
+    print(f"{'rg':>4} {'stripe':>6} {'column':24} {'filter':8} {'bytes':>10} {'k':>3}  stream")
+    for rg in report["row_groups"]:
+        for c in rg["columns"]:
+            if c["filter"] == "absent":
+                continue
+            if c["filter"] == "ok":
+                print(
+                    f"{rg['row_group']:>4} {rg['stripe']:>6} {c['column'][:24] or '(root)':24} "
+                    f"{'yes':8} {c['bytes']:>10,} {c['k']:>3}  {c['kind']}"
+                )
+            else:
+                print(
+                    f"{rg['row_group']:>4} {rg['stripe']:>6} {c['column'][:24]:24} "
+                    f"{'INVALID':8}  {c['reason']}"
                 )
     return 0
 
