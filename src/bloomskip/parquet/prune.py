@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -49,49 +48,10 @@ from bloomskip.parquet.dictionary import dictionary_hashes, fully_dictionary_enc
 from bloomskip.parquet.footer import Footer, RowGroup, read_footer
 from bloomskip.parquet.schema import BYTES, FLOAT, ColumnType, column_type
 from bloomskip.parquet.stats import ChunkStats, chunk_stats, literal_key
+from bloomskip.prune_result import ProbeResult, ProbeUnit, PruneResult, Unit
 
 STAGES = ("statistics", "dictionary", "bloom")
 _UNREADABLE = "dictionary unreadable: "
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One row group's answer."""
-
-    row_group: int
-    first_row: int
-    num_rows: int
-    may_match: bool
-    reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "first_row": self.first_row,
-            "num_rows": self.num_rows,
-            "may_match": self.may_match,
-            "reason": self.reason,
-        }
-
-
-@dataclass
-class PruneResult:
-    """Every row group of a file, in order, with its answer."""
-
-    file: str
-    predicate: str
-    units: list[Unit] = field(default_factory=list)
-
-    @property
-    def matching(self) -> list[Unit]:
-        return [u for u in self.units if u.may_match]
-
-    @property
-    def rows_skipped(self) -> int:
-        return sum(u.num_rows for u in self.units if not u.may_match)
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"file": str, "units": [{"first_row", "num_rows", "may_match", "reason"}]}``."""
-        return {"file": self.file, "units": [u.to_json() for u in self.units]}
 
 
 def schema_of(footer: Footer) -> tuple[dict[str, Column], list[ColumnType]]:
@@ -136,42 +96,6 @@ def prune(
 
 
 # ---------------------------------------------------------------------------- probe
-
-
-@dataclass(frozen=True)
-class ProbeUnit:
-    row_group: int
-    first_row: int
-    num_rows: int
-    result: str  # "absent", "maybe" or "no filter"
-    values: tuple[str, ...]  # per value: "absent", "maybe" or "no filter"
-    reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "row_group": self.row_group,
-            "first_row": self.first_row,
-            "num_rows": self.num_rows,
-            "result": self.result,
-            "values": list(self.values),
-            "reason": self.reason,
-        }
-
-
-@dataclass
-class ProbeResult:
-    file: str
-    column: str
-    values: list[str]
-    units: list[ProbeUnit] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "column": self.column,
-            "values": self.values,
-            "row_groups": [u.to_json() for u in self.units],
-        }
 
 
 def probe(path: str | os.PathLike, column: str, values: Iterable[Any]) -> ProbeResult:

@@ -1,0 +1,95 @@
+"""What pruning and probing answer, whatever the file format: one unit per row group.
+
+:class:`PruneResult` (from ``prune``) and :class:`ProbeResult` (from ``probe``) are shared by
+:mod:`bloomskip.parquet.prune` and :mod:`bloomskip.orc.prune`, so both formats print the
+same ``--json``. Units are in file order and tile every row: ``first_row`` and
+``num_rows`` of a Parquet row group, or of an ORC row group (stride rows, stripe by
+stripe; ``row_group`` then counts them over the whole file).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One row group's answer."""
+
+    row_group: int
+    first_row: int
+    num_rows: int
+    may_match: bool
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "first_row": self.first_row,
+            "num_rows": self.num_rows,
+            "may_match": self.may_match,
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class PruneResult:
+    """Every row group of a file, in order, with its answer."""
+
+    file: str
+    predicate: str
+    units: list[Unit] = field(default_factory=list)
+
+    @property
+    def matching(self) -> list[Unit]:
+        return [u for u in self.units if u.may_match]
+
+    @property
+    def rows_skipped(self) -> int:
+        return sum(u.num_rows for u in self.units if not u.may_match)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"file": str, "units": [{"first_row", "num_rows", "may_match", "reason"}]}``."""
+        return {"file": self.file, "units": [u.to_json() for u in self.units]}
+
+
+# ---------------------------------------------------------------------------- probe
+
+
+@dataclass(frozen=True)
+class ProbeUnit:
+    row_group: int
+    first_row: int
+    num_rows: int
+    result: str  # "absent", "maybe" or "no filter"
+    values: tuple[str, ...]  # per value: "absent", "maybe" or "no filter"
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "row_group": self.row_group,
+            "first_row": self.first_row,
+            "num_rows": self.num_rows,
+            "result": self.result,
+            "values": list(self.values),
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class ProbeResult:
+    file: str
+    column: str
+    values: list[str]
+    units: list[ProbeUnit] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "column": self.column,
+            "values": self.values,
+            "row_groups": [u.to_json() for u in self.units],
+        }
+
+
+__all__ = ["ProbeResult", "ProbeUnit", "PruneResult", "Unit"]
