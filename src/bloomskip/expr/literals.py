@@ -173,10 +173,24 @@ def _blob_escapes(text: str) -> bytes | None:
 # -------------------------------------------------------------------------- numbers
 
 
+def _fraction(value: int | Decimal) -> Fraction:
+    """``value`` as an exact rational, but a Decimal beyond 10**+-400 clamped there:
+    Fraction(Decimal('1e100000000')) takes minutes, and no column value (doubles reach
+    1.8e308 and 4.9e-324, decimals 76 digits) tells 1e400 from anything larger, nor
+    1e-400 from anything smaller but zero - exactly or as a DOUBLE (inf, 0.0)."""
+    if isinstance(value, Decimal) and value.is_finite() and value:
+        sign = -1 if value.is_signed() else 1
+        if value.adjusted() > 400:
+            return Fraction(sign * 10**400)
+        if value.adjusted() < -400:
+            return Fraction(sign, 10**400)
+    return Fraction(value)
+
+
 def _exact_number(lit: Literal) -> Fraction | None:
     """The literal as an exact rational, or None if it is not a number."""
     if lit.kind == "number":
-        return Fraction(lit.value)
+        return _fraction(lit.value)
     if lit.kind == "string":
         text = lit.value.strip()
         if re.fullmatch(r"[+-]?\d+", text):
@@ -298,7 +312,7 @@ def _decimal(lit: Literal, t: pa.DataType) -> Converted:
     x = _exact_number(lit)
     if x is None and lit.kind == "string":
         try:
-            x = Fraction(Decimal(lit.value.strip()))
+            x = _fraction(Decimal(lit.value.strip()))
         except (InvalidOperation, ValueError):
             x = None
     if x is None:

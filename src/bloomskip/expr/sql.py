@@ -185,7 +185,7 @@ def _number(text: str) -> Literal | None:
     # DuckDB and Spark read a number with an exponent, or with more digits than a
     # DECIMAL(38) holds, as a DOUBLE: such a literal is approximate (see Literal).
     approximate = "e" in text.lower() or sum(ch.isdigit() for ch in text) > 38
-    if _INT.fullmatch(text):
+    if _INT.fullmatch(text) and len(text) <= 400:  # int() refuses 4300+ digits: Decimal
         return Literal("number", int(text), approximate)
     try:
         value = Decimal(text)
@@ -214,9 +214,17 @@ def _cast(node: exp.Cast) -> Literal | None:
         # Only integral values: a cast may round (CAST(1.234 AS DECIMAL(5,2)) is 1.23),
         # and a literal bloomskip rounded differently would prune rows that match.
         number = _number(str(inner.value)) if inner.kind == "string" else inner
-        if number is not None and number.value == int(number.value):
-            return Literal("number", int(number.value))
+        # (Bounded first, without a context that overflows: int() of 1e100000000
+        # would take minutes.)
+        value = None if number is None else number.value
+        if value is not None and _magnitude(value) < 10**40 and value == int(value):
+            return Literal("number", int(value))
     return None
+
+
+def _magnitude(value: int | Decimal) -> int | Decimal:
+    """``abs(value)``, without the context that overflows a Decimal beyond 1e999999."""
+    return abs(value) if isinstance(value, int) else value.copy_abs()
 
 
 def parse_literal(text: str) -> Literal | None:
