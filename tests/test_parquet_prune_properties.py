@@ -47,6 +47,7 @@ from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from bloomskip.errors import PredicateError
 from bloomskip.expr.expressions import Literal
 from bloomskip.parquet import probe, prune
 from bloomskip.parquet.prune import STAGES
@@ -1304,3 +1305,16 @@ def test_regression_huge_number_literals_neither_hang_nor_crash(tmp_path):
         units = prune(path, sql).units
         assert time.perf_counter() - start < 5, sql[:40]
         assert [u.row_group for u in units if u.may_match] == kept, sql[:40]
+
+
+def test_regression_long_and_or_chains_do_not_overflow_the_stack(tmp_path):
+    """Generated SQL writes ``a = 1 OR a = 2 OR ...``: sqlglot parses it as a tree as
+    deep as it is long, and 1,000 terms raised RecursionError out of prune. Deep
+    nesting sqlglot itself cannot parse is a PredicateError, not a RecursionError."""
+    path = one_row_per_group(tmp_path, "i", pa.array([5, 7000, 123_456], pa.int64()))
+    chain = " OR ".join(f"i = {v}" for v in range(0, 10_000, 5))
+    assert [u.may_match for u in prune(path, chain).units] == [True, True, False]
+    chain = " AND ".join(f"i != {v}" for v in range(0, 10_000, 5))
+    assert [u.may_match for u in prune(path, chain).units] == [False, False, True]
+    with pytest.raises(PredicateError, match="nested too deeply"):
+        prune(path, "NOT " * 200 + "i = 5")

@@ -59,21 +59,33 @@ def parse(text: str) -> Expression:
         raise PredicateError("the predicate is empty; write e.g. \"user_id = 'u1'\"")
     try:
         tree = sqlglot.parse_one(text, dialect=DIALECT)
+        if tree is None:
+            raise PredicateError(f"cannot parse predicate {text!r}")
+        return _convert(tree)
     except sqlglot.errors.SqlglotError as e:
         message = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).replace("\n", " ")
         raise PredicateError(f"cannot parse predicate {text!r}: {message}") from None
-    if tree is None:
-        raise PredicateError(f"cannot parse predicate {text!r}")
-    return _convert(tree)
+    except RecursionError:  # sqlglot's parser recurses per parenthesis and NOT
+        raise PredicateError(
+            f"predicate nested too deeply ({len(text)} characters); "
+            "use fewer parentheses or NOTs, or IN lists"
+        ) from None
 
 
 def _convert(node: exp.Expression) -> Expression:
     if isinstance(node, exp.Paren):
         return _convert(node.this)
-    if isinstance(node, exp.And):
-        return And(_convert(node.this), _convert(node.expression))
-    if isinstance(node, exp.Or):
-        return Or(_convert(node.this), _convert(node.expression))
+    if isinstance(node, exp.And | exp.Or):
+        # A chain (a = 1 OR a = 2 OR ..., as generated SQL writes) parses as a tree as
+        # deep as it is long, and 1,000 terms overflowed the recursion here. Flatten it
+        # (sqlglot walks it with a stack) and rebuild it balanced: every later pass
+        # (NOT rewriting, binding, evaluation) then recurses log2(n) deep only.
+        parts = [_convert(part) for part in node.flatten()]
+        join = And if isinstance(node, exp.And) else Or
+        while len(parts) > 1:
+            pairs = zip(parts[::2], parts[1::2], strict=False)
+            parts = [join(a, b) for a, b in pairs] + parts[len(parts) - len(parts) % 2 :]
+        return parts[0]
     if isinstance(node, exp.Not):
         return Not(_convert(node.this))
     if isinstance(node, exp.Boolean):
