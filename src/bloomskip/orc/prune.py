@@ -116,6 +116,10 @@ CALENDAR_SAFE_DAY = (dt.date(1582, 10, 16) - dt.date(1970, 1, 1)).days
 #: Milliseconds of margin around timestamp statistics (ORC Java's (-1 s, 0) quirk adds
 #: 1000 ms, Arrow's truncation 1 ms).
 TIMESTAMP_MARGIN_MS = 2000
+#: Timestamps this close to the epoch (wall clock) also test one second either side: ORC
+#: C++ stores them a second off what it indexes when the writer zone's offset moves them
+#: across the epoch.
+_NEAR_EPOCH_NS = 2 * 86_400 * 10**9
 _NS_PER_MS = 1_000_000
 _EPOCH = dt.date(1970, 1, 1)
 _NTZ_ATTRIBUTE = ("spark.sql.catalyst.type", "timestamp_ntz")
@@ -568,6 +572,12 @@ def _literal_hashes(orc: OrcFile, info: OrcColumn, values: tuple, zone: str | No
             raise InvalidParameterError(
                 "no writer time zone in the stripe footer (ORC Java's (-1 s, 0) quirk needs it)"
             )
+        # Near the epoch, ORC C++ stores a second more or less than it indexes: it
+        # adjusts negative seconds by the sign of the instant, its readers by the sign
+        # of the wall clock stored (ORC C++ 2.3.1, pyorc in a zone west or east of UTC).
+        near = [v + d for v in values if abs(v) < _NEAR_EPOCH_NS for d in (-(10**9), 10**9)]
+        if near:
+            arr = to_arrow(tuple(values) + tuple(near), info.arrow_type)
         # Every writer's millisecond rule: Java's (-1 s, 0) quirk, floored (C++ fed
         # normalized values) and truncated (Arrow's adapter) milliseconds.
         parts = [

@@ -1,0 +1,402 @@
+"""ORC pruning: **no false negatives**, proven against pyarrow, pyorc and Spark files.
+
+Files are written at test time by pyarrow (ORC C++ 2.2), pyorc (ORC C++ 2.3, writer
+zone America/Los_Angeles) and Spark (ORC Java 2.3, JVM and session zone
+America/Los_Angeles, timestamps across the 2020 DST changes), several row groups each,
+with a bloom filter on every column. Hypothesis chooses the data (for pyarrow and pyorc)
+and predicates - the generators of the Parquet properties (``=``, ``IN``, ``!=``,
+``NOT IN``, ``IS [NOT] NULL``, ``IS [NOT] DISTINCT FROM``, AND / OR / NOT; present values,
+near misses and edges in every SQL literal form).
+
+The truth never involves ORC pruning: the file is read whole with ``pyarrow.orc``, which
+returns an ORC ``TIMESTAMP`` as the writer's wall clock and a ``TIMESTAMP_INSTANT`` as
+a UTC instant - the semantics bloomskip binds literals with - and the same WHERE runs in
+DuckDB (``TimeZone='UTC'``) over that table, united with the exact-semantics oracle of the
+Parquet properties. Every row group holding a matching row must say ``may_match``.
+
+Then: pruning is useful (absent values inside min/max ruled out by bloom filters for
+every writer, at least as many row groups as ORC C++'s and ORC Java's own readers skip);
+the trust policy refuses the filters writers are known to get wrong; mutated files give
+typed errors or answers, never a crash or a hang.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import glob
+import io
+import random
+import signal
+import tempfile
+import zoneinfo
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as po
+import pytest
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+
+from bloomskip.errors import BloomskipError, PredicateError
+from bloomskip.expr.expressions import Literal
+from bloomskip.orc import probe, prune, read_orc
+from bloomskip.orc.prune import STAGES, bloom_policy, schema_of
+from tests.test_parquet_prune_properties import (
+    SETTINGS,
+    Col,
+    Leaf,
+    Lit,
+    Truth,
+    _column_keys,
+    _dec,
+    _ns_text,
+    build_table,
+    check_tiling,
+    examples,
+    palettes_for,
+    predicates,
+    seeded_palettes,
+    tree_columns,
+)
+
+duckdb = pytest.importorskip("duckdb")
+pyorc = pytest.importorskip("pyorc")
+
+LA = zoneinfo.ZoneInfo("America/Los_Angeles")
+_EPOCH = dt.date(1970, 1, 1)
+_EPOCH_DT = dt.datetime(1970, 1, 1)
+PREDICATES_PER_FILE = 8
+
+# ---------------------------------------------------------------------------- columns
+
+
+def _c(name: str, kind: str, t: pa.DataType) -> Col:
+    return Col(name, kind, t)
+
+
+#: pyarrow writes every Arrow type it maps to ORC: naive timestamps as TIMESTAMP (zone
+#: GMT), UTC ones as TIMESTAMP_INSTANT.
+PYARROW_COLUMNS = [
+    _c("i8", "int", pa.int8()),
+    _c("i16", "int", pa.int16()),
+    _c("i32", "int", pa.int32()),
+    _c("i64", "int", pa.int64()),
+    _c("f32", "float", pa.float32()),
+    _c("f64", "float", pa.float64()),
+    _c("dt", "date", pa.date32()),
+    _c("ts", "ts", pa.timestamp("ns")),
+    _c("tsi", "ts", pa.timestamp("ns", tz="UTC")),
+    _c("d5", "decimal", pa.decimal128(5, 2)),
+    _c("d19", "decimal", pa.decimal128(19, 4)),
+    _c("d38", "decimal", pa.decimal128(38, 10)),
+    _c("s", "string", pa.string()),
+    _c("bin", "binary", pa.binary()),
+    _c("b", "bool", pa.bool_()),
+    _c("st.x", "int", pa.int32()),
+]
+
+#: pyorc takes Python values: timestamps to the microsecond; VARCHAR and CHAR too.
+PYORC_COLUMNS = [c for c in PYARROW_COLUMNS if c.name not in ("ts", "tsi")] + [
+    _c("ts", "ts", pa.timestamp("us")),
+    _c("tsi", "ts", pa.timestamp("us", tz="UTC")),
+    _c("vc", "string", pa.string()),
+    _c("ch", "string", pa.string()),
+]
+PYORC_TYPES = {
+    "i8": "tinyint",
+    "i16": "smallint",
+    "i32": "int",
+    "i64": "bigint",
+    "f32": "float",
+    "f64": "double",
+    "dt": "date",
+    "ts": "timestamp",
+    "tsi": "timestamp with local time zone",
+    "d5": "decimal(5,2)",
+    "d19": "decimal(19,4)",
+    "d38": "decimal(38,10)",
+    "s": "string",
+    "vc": "varchar(3)",
+    "ch": "char(4)",
+    "bin": "binary",
+    "b": "boolean",
+    "st": "struct<x:int>",
+}
+
+#: Spark: TimestampType (ORC TIMESTAMP, the JVM zone's wall clock) and TIMESTAMP_NTZ (an
+#: ORC bigint of microseconds); decimals of every precision class.
+SPARK_COLUMNS = [
+    c for c in PYARROW_COLUMNS if c.name not in ("ts", "tsi", "d5", "d19", "d38", "tsi")
+] + [
+    _c("ts", "ts", pa.timestamp("us")),
+    _c("ts_ntz", "ts", pa.timestamp("us")),
+    _c("d9", "decimal", pa.decimal128(9, 2)),
+    _c("d18", "decimal", pa.decimal128(18, 2)),
+    _c("d19", "decimal", pa.decimal128(19, 4)),
+    _c("d38", "decimal", pa.decimal128(38, 10)),
+]
+
+#: Timestamps pyarrow can read back as nanoseconds (1677-09-22 .. 2262-04-11, a day in).
+_NS_LO, _NS_HI = -(2**63) + 86_400 * 10**9, 2**63 - 1 - 86_400 * 10**9
+#: Around the 2020 US DST changes, as wall clock: 02:00-03:00 on 03-08 does not exist in
+#: Los Angeles, 01:00-02:00 on 11-01 happens twice.
+DST_WALL_US = [
+    1583632800_000000,  # 2020-03-08 02:00
+    1583634600_000000,  # 2020-03-08 02:30 (in the gap)
+    1583636400_000000,  # 2020-03-08 03:00
+    1604192400_000000,  # 2020-11-01 01:00
+    1604194200_000000,  # 2020-11-01 01:30 (twice)
+    1604196000_000000,  # 2020-11-01 02:00
+]
+
+
+def clip_timestamps(columns: list[Col], palettes: dict[str, list]) -> dict[str, list]:
+    """Palettes with timestamps pyarrow can read (others moved into range), plus DST
+    edges for the microsecond columns."""
+    out = dict(palettes)
+    for c in columns:
+        if c.kind != "ts":
+            continue
+        per = {"ns": 1, "us": 1000}[c.type.unit]
+        lo, hi = -(-_NS_LO // per), _NS_HI // per
+        vals = [min(max(v, lo), hi) for v in palettes[c.name]]
+        if per == 1000:
+            vals = vals[:4] + DST_WALL_US[: max(1, 6 - len(vals[:4]))] + vals[4:]
+        out[c.name] = vals
+    return out
+
+
+# ----------------------------------------------------------------------------- truth
+
+
+class OrcTruth(Truth):
+    """The Parquet properties' truth over an ORC file read whole by pyarrow (columns in
+    ``ntz``, Spark's TIMESTAMP_NTZ bigints, read as the microsecond wall clock)."""
+
+    def __init__(self, path: str, columns: list[Col], ntz: tuple[str, ...] = ()) -> None:
+        table = po.read_table(path)
+        for name in ntz:
+            i = table.schema.get_field_index(name)
+            micros = pc.cast(table.column(name), pa.int64())
+            table = table.set_column(i, name, micros.cast(pa.timestamp("us")))
+        self.table = table
+        self.n = table.num_rows
+        self.con = duckdb.connect()
+        self.con.execute("SET TimeZone='UTC'")
+        self.con.register("t", table.append_column("__row", pa.array(range(self.n))))
+        self.keys = {c.name: _column_keys(table, c) for c in columns}
+        self.f32 = {
+            c.name: c.name != "st.x" and pa.types.is_float32(table.column(c.name).type)
+            for c in columns
+        }
+
+
+def check_prune(path: str, truth: Truth, tree, stages=STAGES) -> None:
+    sql = tree.sql()
+    note(f"predicate: {sql}  (stages {stages})")
+    result = prune(path, sql, stages=stages)
+    check_tiling(result, truth.n)
+    rows = truth.rows(tree)
+    for u in result.units:
+        lo, hi = np.searchsorted(rows, [u.first_row, u.first_row + u.num_rows])
+        if hi > lo and not u.may_match:
+            row = int(rows[lo])
+            values = {c: truth.keys[c][row] for c in dict.fromkeys(tree_columns(tree))}
+            raise AssertionError(
+                f"FALSE NEGATIVE: {sql!r} (stages {stages}) pruned row group {u.row_group} "
+                f"({u.reason!r}) but its row {row} matches: {values}"
+            )
+
+
+def probe_literal(col: Col, v):
+    if col.kind == "ts":
+        return Literal("timestamp", _ns_text(v, 9))
+    if col.kind == "date":
+        return _EPOCH + dt.timedelta(days=v)
+    return v
+
+
+def check_probe(path: str, truth: Truth, columns: list[Col]) -> None:
+    units = prune(path, "TRUE").units
+    for col in columns:
+        vals = truth.keys[col.name]
+        chosen: dict[str, object] = {}
+        for u in units:
+            for v in vals[u.first_row : u.first_row + u.num_rows][:50]:
+                if v is not None and len(chosen) < 6:
+                    chosen.setdefault(repr(v), v)
+        if not chosen:
+            continue
+        items = list(chosen.values())
+        result = probe(path, col.name, [probe_literal(col, v) for v in items])
+        assert [(u.first_row, u.num_rows) for u in result.units] == [
+            (u.first_row, u.num_rows) for u in units
+        ]
+        for u in result.units:
+            present = set(map(repr, vals[u.first_row : u.first_row + u.num_rows]))
+            for v, status in zip(items, u.values, strict=True):
+                if repr(v) in present:
+                    assert status != "absent", (
+                        f"probe {col.name}={v!r}: absent in row group {u.row_group} "
+                        f"which holds it ({u.reason})"
+                    )
+
+
+STAGE_SETS = [STAGES, STAGES, STAGES, ("bloom",), ("statistics",)]
+
+
+def check_predicates(path: str, truth: Truth, columns: list[Col], palettes, data) -> None:
+    for _ in range(PREDICATES_PER_FILE):
+        tree = data.draw(predicates(columns, palettes))
+        check_prune(path, truth, tree, data.draw(st.sampled_from(STAGE_SETS), label="stages"))
+    check_probe(path, truth, data.draw(st.lists(st.sampled_from(columns), max_size=3)))
+
+
+# ---------------------------------------------------------------------------- writers
+
+
+def arrow_ids(table: pa.Table) -> list[int]:
+    """ORC column ids (pre-order, root 0) of every column of an Arrow table."""
+    ids, n = [], 0
+
+    def walk(t: pa.DataType) -> None:
+        nonlocal n
+        n += 1
+        ids.append(n)
+        for i in range(t.num_fields):
+            walk(t.field(i).type)
+
+    for f in table.schema:
+        walk(f.type)
+    return ids
+
+
+def write_pyarrow(table: pa.Table, path: str, rows: int, options: dict) -> None:
+    po.write_table(
+        table, path, row_index_stride=rows, bloom_filter_columns=arrow_ids(table), **options
+    )
+
+
+pyarrow_options = st.fixed_dictionaries(
+    {
+        "bloom_filter_fpp": st.sampled_from([0.01, 0.05, 0.3]),
+        "compression": st.sampled_from(["uncompressed", "zstd", "snappy", "zlib", "lz4"]),
+        # small stripes and batches: stripes end part way through a row group
+        "stripe_size": st.sampled_from([64 * 1024 * 1024, 4096]),
+        "batch_size": st.sampled_from([1024, 70]),
+    }
+)
+
+
+def _wall_to_instant(wall_us: int) -> dt.datetime:
+    """The instant whose Los Angeles wall clock is ``wall_us`` (the later one in a gap)."""
+    naive = _EPOCH_DT + dt.timedelta(microseconds=wall_us)
+    return naive.replace(tzinfo=LA).astimezone(dt.UTC)
+
+
+def pyorc_rows(table: pa.Table, columns: list[Col]) -> list[tuple]:
+    names = [c.name for c in columns if c.name != "st.x"] + ["st"]
+    cols = []
+    for name in names:
+        arr = table.column(name).combine_chunks()
+        if name in ("ts", "tsi"):
+            us = pc.cast(arr, pa.int64()).to_pylist()
+            if name == "ts":
+                vals = [None if v is None else _wall_to_instant(v) for v in us]
+            else:
+                vals = [
+                    None if v is None else dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+                    + dt.timedelta(microseconds=v)
+                    for v in us
+                ]
+        elif name == "st":
+            vals = [None if r is None else (r["x"],) for r in arr.to_pylist()]
+        else:
+            vals = arr.to_pylist()
+        cols.append(vals)
+    return list(zip(*cols, strict=True))
+
+
+def pyorc_schema(columns: list[Col]) -> str:
+    names = [c.name for c in columns if c.name != "st.x"] + ["st"]
+    return "struct<" + ",".join(f"{n}:{PYORC_TYPES[n]}" for n in names) + ">"
+
+
+def write_pyorc(table: pa.Table, path: str, rows: int, columns: list[Col], options: dict) -> None:
+    names = [c.name for c in columns if c.name != "st.x"] + ["st", "st.x"]
+    with open(path, "wb") as fh, pyorc.Writer(
+        fh,
+        pyorc_schema(columns),
+        row_index_stride=rows,
+        bloom_filter_columns=names,
+        timezone=LA,
+        **options,
+    ) as w:
+        w.writerows(pyorc_rows(table, columns))
+
+
+pyorc_options = st.fixed_dictionaries(
+    {
+        "bloom_filter_fpp": st.sampled_from([0.01, 0.05, 0.3]),
+        "compression": st.sampled_from(
+            [pyorc.CompressionKind.NONE, pyorc.CompressionKind.ZLIB, pyorc.CompressionKind.ZSTD]
+        ),
+        "stripe_size": st.sampled_from([64 * 1024 * 1024, 2048]),
+        "batch_size": st.sampled_from([1024, 70]),
+    }
+)
+
+
+@st.composite
+def layouts(draw):
+    rows = draw(st.sampled_from([50, 100, 150]))
+    return rows, [rows] * draw(st.integers(3, 7))
+
+
+# ----------------------------------------------------------------- property tests
+
+
+@settings(max_examples=examples(12), **SETTINGS)
+@given(data=st.data())
+def test_pyarrow_prune_has_no_false_negatives(data):
+    palettes = data.draw(palettes_for(PYARROW_COLUMNS), label="palettes")
+    palettes = clip_timestamps(PYARROW_COLUMNS, palettes)
+    rows, groups = data.draw(layouts())
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    options = data.draw(pyarrow_options, label="options")
+    table = build_table(PYARROW_COLUMNS, palettes, seed, groups)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/t.orc"
+        write_pyarrow(table, path, rows, options)
+        f = read_orc(path)
+        assert f.writer.writer == 1 and f.row_index_stride == rows
+        truth = OrcTruth(path, PYARROW_COLUMNS)
+        try:
+            check_predicates(path, truth, PYARROW_COLUMNS, palettes, data)
+        finally:
+            truth.close()
+
+
+@settings(max_examples=examples(10), **SETTINGS)
+@given(data=st.data())
+def test_pyorc_prune_has_no_false_negatives(data):
+    palettes = data.draw(palettes_for(PYORC_COLUMNS), label="palettes")
+    palettes = clip_timestamps(PYORC_COLUMNS, palettes)
+    rows, groups = data.draw(layouts())
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    options = data.draw(pyorc_options, label="options")
+    table = build_table(PYORC_COLUMNS, palettes, seed, groups)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/t.orc"
+        write_pyorc(table, path, rows, PYORC_COLUMNS, options)
+        f = read_orc(path)
+        assert f.writer.writer == 1 and f.writer_timezone(0) == "America/Los_Angeles"
+        truth = OrcTruth(path, PYORC_COLUMNS)
+        try:
+            check_predicates(path, truth, PYORC_COLUMNS, palettes, data)
+        finally:
+            truth.close()
