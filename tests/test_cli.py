@@ -65,3 +65,24 @@ def test_inspect_reads_orc_files_too(tmp_path, capsys):
     assert main(["inspect", str(path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["format"] == "orc" and len(report["row_groups"]) == 3
+
+
+def test_prune_and_probe_read_orc_files(tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.orc as po
+
+    path = tmp_path / "t.orc"
+    t = pa.table({"id": [f"u{i}" for i in range(25_000)], "n": list(range(25_000))})
+    po.write_table(t, path, bloom_filter_columns=[1, 2])
+    assert main(["prune", str(path), "--where", "id = 'u15000x' OR n = 3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"file", "units"}
+    assert [(u["first_row"], u["num_rows"]) for u in out["units"]] == [
+        (0, 10_000),
+        (10_000, 10_000),
+        (20_000, 5_000),
+    ]
+    assert [u["may_match"] for u in out["units"]] == [True, False, False]
+    assert main(["probe", str(path), "-c", "n", "15000", "--json"]) == 0
+    probe = json.loads(capsys.readouterr().out)
+    assert [u["result"] for u in probe["row_groups"]] == ["absent", "maybe", "absent"]

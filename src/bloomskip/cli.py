@@ -88,7 +88,7 @@ def _cmd_hash(args: argparse.Namespace) -> int:
 
 
 def _file_format(path: str) -> str:
-    """"orc" or "parquet", from the file's first bytes (ORC files start with "ORC")."""
+    """ "orc" or "parquet", from the file's first bytes (ORC files start with "ORC")."""
     with open(path, "rb") as fh:
         return "orc" if fh.read(3) == b"ORC" else "parquet"
 
@@ -173,10 +173,17 @@ def _probe_literal(text: str, column_type: pa.DataType | None):
 
 def _cmd_probe(args: argparse.Namespace) -> int:
     from bloomskip.expr.bind import resolve
-    from bloomskip.parquet.footer import read_footer
-    from bloomskip.parquet.prune import probe, schema_of
 
-    schema, _ = schema_of(read_footer(args.file))
+    if _file_format(args.file) == "orc":
+        from bloomskip.orc.file import read_orc
+        from bloomskip.orc.prune import probe, schema_of
+
+        schema, _ = schema_of(read_orc(args.file))
+    else:
+        from bloomskip.parquet.footer import read_footer
+        from bloomskip.parquet.prune import probe, schema_of  # type: ignore[assignment]
+
+        schema, _ = schema_of(read_footer(args.file))  # type: ignore[arg-type]
     column_type = resolve(args.column, schema).type
     values = [_probe_literal(v, column_type) for v in args.values]
     result = probe(args.file, args.column, values)
@@ -193,7 +200,10 @@ def _cmd_probe(args: argparse.Namespace) -> int:
 
 
 def _cmd_prune(args: argparse.Namespace) -> int:
-    from bloomskip.parquet.prune import prune
+    if _file_format(args.file) == "orc":
+        from bloomskip.orc.prune import prune
+    else:
+        from bloomskip.parquet.prune import prune  # type: ignore[assignment]
 
     stages = args.stages.split(",") if args.stages else None
     result = prune(args.file, args.where, **({"stages": stages} if stages else {}))
@@ -281,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
         "predicted false-positive rate and position in the file.",
         epilog="example: bloomskip inspect events.parquet --json | jq '.row_groups[0]'",
     )
-    i.add_argument("file", help="a Parquet file")
+    i.add_argument("file", help="a Parquet or ORC file")
     i.add_argument("--json", action="store_true", help="print one JSON object")
     i.set_defaults(func=_cmd_inspect)
 
@@ -300,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     pr = sub.add_parser(
         "probe",
-        help="ask each row group's bloom filter whether values may be present",
+        help="ask each row group's bloom filter (Parquet or ORC) whether values may be present",
         description="For each row group: 'absent' (the bloom filter rules out every VALUE),\n"
         "'maybe' (some VALUE may be present) or 'no filter'. VALUEs are converted to the\n"
         "column's type first, as prune does: for string columns a VALUE is the text itself;\n"
@@ -309,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
         "          bloomskip probe events.parquet -c day \"DATE '2024-01-31'\" --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    pr.add_argument("file", help="a Parquet file")
+    pr.add_argument("file", help="a Parquet or ORC file")
     pr.add_argument("--column", "-c", required=True, help="the column to probe")
     pr.add_argument("values", nargs="+", metavar="VALUE")
     pr.add_argument("--json", action="store_true", help="print one JSON object")
@@ -317,10 +327,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     pu = sub.add_parser(
         "prune",
-        help="the row groups of a Parquet file that may hold rows matching a predicate",
+        help="the row groups of a Parquet or ORC file that may hold rows matching a predicate",
         description="Decide for each row group whether it may hold a row matching a SQL\n"
-        "predicate, using min/max statistics, then the dictionary, then the bloom filter,\n"
-        "and say why. Predicates: col = lit, col IN (...), IS [NOT] NULL, !=, NOT IN, AND,\n"
+        "predicate, using min/max statistics, then the dictionary (Parquet), then the bloom\n"
+        "filter, in Parquet and ORC files alike (ORC units: row groups, stripe by stripe).\n"
+        "Say why. Predicates: col = lit, col IN (...), IS [NOT] NULL, !=, NOT IN, AND,\n"
         "OR, NOT; anything else never prunes. Literals: 'text', 42, 1.5, DATE '2024-01-31',\n"
         "TIMESTAMP '2024-01-31 12:00:00' (UTC for instant columns, wall clock for local\n"
         "ones), X'00ff', true/false, NULL. bloomskip never skips a row group that matches.",
@@ -329,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
         " --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    pu.add_argument("file", help="a Parquet file")
+    pu.add_argument("file", help="a Parquet or ORC file")
     pu.add_argument("--where", "-w", required=True, help="the SQL predicate")
     pu.add_argument(
         "--stages",
