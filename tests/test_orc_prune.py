@@ -522,3 +522,245 @@ def test_spark_prune_has_no_false_negatives(spark_files, data):
     name = data.draw(st.sampled_from(sorted(spark_files.paths)), label="file")
     path, truth = spark_files.paths[name], spark_files.truths[name]
     check_predicates(path, truth, SPARK_COLUMNS, spark_files.palettes, data)
+
+
+# ---------------------------------------------------------------- pruning is useful
+#
+# ``k`` = K0 + 2 x row number and ``ks`` = 'k<2 x row>': every odd value lies inside some
+# row group's min/max without being in it. bloomskip's answers are compared with the row
+# groups ORC's own readers read for the same lookup: ORC C++ (pyorc's predicate read),
+# ORC Java (a SearchArgument through py4j) and Spark's ORC scan.
+
+USE_ROWS = 4000
+LOOKUP_ROWS = [26, 500, 777, 1013, 1999, 2500, 3333, 3998]
+
+
+def useful_table(n: int = USE_ROWS) -> pa.Table:
+    return pa.table(
+        {
+            "k": pa.array([K0 + 2 * i for i in range(n)], pa.int64()),
+            "ks": pa.array([f"k{2 * i:06d}" for i in range(n)]),
+        }
+    )
+
+
+def lookups(n: int) -> list[tuple[str, object, str]]:
+    """(column, value, what) for present values, absent ones inside a row group's
+    min/max, and absent ones outside every min/max."""
+    out = []
+    for r in (r for r in LOOKUP_ROWS if r < n):
+        out += [("k", K0 + 2 * r, "present"), ("k", K0 + 2 * r + 1, "absent")]
+        out += [("ks", f"k{2 * r:06d}", "present"), ("ks", f"k{2 * r + 1:06d}", "absent")]
+    out += [("k", K0 - 3, "outside"), ("k", K0 + 2 * n + 1, "outside")]
+    out += [("ks", "a", "outside"), ("ks", "z", "outside")]
+    return out
+
+
+def sql_of(column: str, value) -> str:
+    return f"{column} = {value}" if column == "k" else f"{column} = '{value}'"
+
+
+def units_of(path: str, column: str, value) -> list:
+    return prune(path, sql_of(column, value)).units
+
+
+def unit_index(units, rows) -> set[int]:
+    firsts = [u.first_row for u in units]
+    return {int(np.searchsorted(firsts, r, side="right")) - 1 for r in rows}
+
+
+def rows_of_k(values) -> list[int]:
+    return [(int(v) - K0) // 2 for v in values]
+
+
+def pyorc_read(path: str, column: str, value, units) -> set[int]:
+    """Row groups ORC C++ reads for ``column = value`` (pyorc's predicate read)."""
+    from pyorc.enums import TypeKind
+    from pyorc.predicates import PredicateColumn
+
+    kind = TypeKind.LONG if column == "k" else TypeKind.STRING
+    with open(path, "rb") as fh:
+        # both columns: ORC C++ reads the index of the selected columns only
+        reader = pyorc.Reader(
+            fh, column_names=["k", "ks"], predicate=PredicateColumn(kind, column) == value
+        )
+        ks = [row[0] for row in reader]
+    return unit_index(units, rows_of_k(ks))
+
+
+def check_useful(path: str, reader=None, label: str = "") -> dict:
+    """Absent values inside min/max are ruled out by the bloom filter of the row group
+    they would be in; everything else outside them by statistics; present values keep
+    exactly their row group. With ``reader`` (a function giving the row groups another
+    reader reads), bloomskip keeps no row group that reader skips."""
+    n = read_orc(path).num_rows
+    tally = {"lookups": 0, "units": 0, "ours": 0, "theirs": 0, "by_bloom": 0, "absent": 0}
+    for column, value, what in lookups(n):
+        units = units_of(path, column, value)
+        kept = {i for i, u in enumerate(units) if u.may_match}
+        row = (int(value) - K0) // 2 if column == "k" else int(str(value)[1:] or 0) // 2
+        home = unit_index(units, [row]).pop() if what != "outside" else None
+        if what == "present":
+            assert kept == {home}, (label, column, value, units)
+        elif what == "absent":
+            tally["absent"] += 1
+            tally["by_bloom"] += units[home].reason.endswith("bloom filter: absent")
+            assert kept <= {home}, (label, column, value, units)
+        else:
+            assert not kept, (label, column, value, units)
+        tally["lookups"] += 1
+        tally["units"] += len(units)
+        tally["ours"] += len(units) - len(kept)
+        if reader is not None:
+            theirs = reader(path, column, value, units)
+            assert kept <= theirs, (label, column, value, sorted(kept), sorted(theirs))
+            tally["theirs"] += len(units) - len(theirs)
+    # the bloom filters (fpp 1 % to 5 %) rule out almost every absent value
+    assert tally["by_bloom"] >= 0.8 * tally["absent"], (label, tally)
+    return tally
+
+
+def report(label: str, reader: str, t: dict) -> None:
+    print(
+        f"\n{label}: {t['lookups']} lookups over {t['units'] // t['lookups']} row groups: "
+        f"bloomskip skips {t['ours']} of {t['units']} row groups ({t['by_bloom']} of "
+        f"{t['absent']} in-range misses by bloom filter); {reader} skips {t['theirs']}"
+    )
+
+
+@pytest.fixture(scope="module")
+def useful_files(tmp_path_factory) -> dict[str, str]:
+    """The lookup table from pyarrow and pyorc: row groups of 1,000, stripes of 1,500
+    rows (pyarrow), filters at fpp 1 %."""
+    out = tmp_path_factory.mktemp("orc-useful")
+    paths = {"pyarrow": str(out / "pyarrow.orc"), "pyorc": str(out / "pyorc.orc")}
+    table = useful_table()
+    po.write_table(
+        table, paths["pyarrow"], row_index_stride=1000, bloom_filter_columns=[1, 2],
+        bloom_filter_fpp=0.01, stripe_size=4096, batch_size=1500, compression="uncompressed",
+    )  # fmt: skip
+    with open(paths["pyorc"], "wb") as fh, pyorc.Writer(
+        fh, "struct<k:bigint,ks:string>", row_index_stride=1000,
+        bloom_filter_columns=["k", "ks"], bloom_filter_fpp=0.01, timezone=LA,
+    ) as w:  # fmt: skip
+        w.writerows(zip(*table.to_pydict().values(), strict=True))
+    return paths
+
+
+def test_pyarrow_pruning_is_useful_and_beats_orc_cpp(useful_files):
+    path = useful_files["pyarrow"]
+    assert len(read_orc(path).stripes) >= 2
+    report("pyarrow file", "ORC C++ (pyorc predicate read)", check_useful(path, pyorc_read))
+
+
+def test_pyorc_pruning_is_useful_and_beats_orc_cpp(useful_files):
+    path = useful_files["pyorc"]
+    report("pyorc file", "ORC C++ (pyorc predicate read)", check_useful(path, pyorc_read))
+
+
+class JavaReader:
+    """Row groups ORC Java's reader returns for a SearchArgument (as Spark builds it)."""
+
+    def __init__(self, spark) -> None:
+        self.spark = spark
+        self.jvm = spark._jvm
+
+    def __call__(self, path: str, column: str, value, units) -> set[int]:
+        from py4j.java_gateway import get_field
+
+        jvm = self.jvm
+        conf = jvm.org.apache.hadoop.conf.Configuration()
+        orc = jvm.org.apache.orc.OrcFile
+        reader = orc.createReader(jvm.org.apache.hadoop.fs.Path(path), orc.readerOptions(conf))
+        leaf = jvm.org.apache.hadoop.hive.ql.io.sarg.PredicateLeaf.Type
+        kind = leaf.LONG if column == "k" else leaf.STRING
+        sarg = (
+            jvm.org.apache.hadoop.hive.ql.io.sarg.SearchArgumentFactory.newBuilder()
+            .startAnd()
+            .equals(column, kind, value)  # value > 2**31: py4j passes a java.lang.Long
+            .end()
+            .build()
+        )
+        names = self.spark.sparkContext._gateway.new_array(jvm.java.lang.String, 1)
+        names[0] = column
+        k = list(reader.getSchema().getFieldNames()).index("k")
+        rows = reader.rows(reader.options().searchArgument(sarg, names))
+        batch = reader.getSchema().createRowBatch()
+        read: set[int] = set()
+        try:
+            while rows.nextBatch(batch):
+                size = get_field(batch, "size")
+                vec = get_field(get_field(batch, "cols")[k], "vector")
+                first, last = rows_of_k([vec[0], vec[size - 1]])  # a batch is contiguous
+                read |= {i for i, u in enumerate(units) if u.first_row <= last}
+                read -= {i for i, u in enumerate(units) if u.first_row + u.num_rows <= first}
+        finally:
+            rows.close()
+        return read
+
+
+def spark_rows_read(spark, path: str, sql: str) -> int:
+    """Rows Spark's ORC scan outputs for a filter (whole row groups, before the filter)."""
+    df = spark.read.orc(path).filter(sql)
+    df.collect()
+    plan = df._jdf.queryExecution().executedPlan()
+    leaves = plan.collectLeaves()
+    total = 0
+    for i in range(leaves.size()):
+        metrics = leaves.apply(i).metrics()
+        if metrics.contains("numOutputRows"):
+            total += metrics.apply("numOutputRows").value()
+    return total
+
+
+@pytest.mark.spark
+def test_pruning_beats_orc_java_and_spark(spark, spark_files, useful_files):
+    """On the Spark file and on the pyarrow and pyorc ones: bloomskip keeps no row group
+    ORC Java's reader skips, and no more rows than Spark's ORC scan reads."""
+    java = JavaReader(spark)
+    paths = {"spark": spark_files.paths["zstd"], **useful_files}
+    for label, path in paths.items():
+        report(f"{label} file", "ORC Java (SearchArgument)", check_useful(path, java, label))
+        ours = theirs = 0
+        for column, value, _ in lookups(read_orc(path).num_rows):
+            units = units_of(path, column, value)
+            ours += sum(u.num_rows for u in units if u.may_match)
+            theirs += spark_rows_read(spark, path, sql_of(column, value))
+        print(f"{label} file: rows kept over all lookups: bloomskip {ours}, Spark scan {theirs}")
+        assert ours <= theirs, (label, ours, theirs)
+
+
+@pytest.mark.spark
+def test_spark_legacy_filters(spark_files):
+    """Legacy BLOOM_FILTER streams (ORC Java, writer version 9): longs and ASCII strings
+    are tested; non-ASCII strings (the JVM's charset), decimals and timestamps are not."""
+    path = spark_files.paths["legacy"]
+    units = units_of(path, "k", K0 + 51)
+    assert units[0].reason.endswith("bloom filter: absent"), units[0]
+    units = units_of(path, "ks", "k000051")
+    assert units[0].reason.endswith("bloom filter: absent"), units[0]
+    for sql, why in (
+        ("ks = 'k00005é'", "only ASCII literals"),
+        ("d9 = 1.23", "hash another form"),
+        ("ts = TIMESTAMP '2020-03-08 03:00:00'", "hash another form"),
+    ):
+        for u in prune(path, sql).units:
+            assert u.may_match or "statistics" in u.reason, (sql, u)
+            if u.may_match and "within" in u.reason:
+                assert why in u.reason, (sql, u)
+    # the same lookups on the file with its UTF8 streams
+    units = units_of(spark_files.paths["original"], "ks", "k00005é")
+    assert units[0].reason.endswith("bloom filter: absent"), units[0]
+
+
+@pytest.mark.spark
+def test_spark_booleans_and_early_dates(spark_files):
+    path = spark_files.paths["zstd"]
+    for u in prune(path, "b = true").units:
+        assert "bloom filter: absent" not in u.reason
+    for u in probe(path, "b", [True, False]).units:
+        assert "absent" not in u.values and "BOOLEAN" in u.reason, u
+    for u in prune(path, "dt = DATE '1000-01-01'").units:
+        assert u.may_match and "proleptic Gregorian" in u.reason, u
+    for u in probe(path, "dt", [dt.date(1000, 1, 1)]).units:
+        assert u.values == ("maybe",), u
