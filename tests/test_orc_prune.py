@@ -37,8 +37,9 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
+from bloomskip.errors import InvalidParameterError, PredicateError
 from bloomskip.expr.expressions import Literal
-from bloomskip.orc import probe, prune, read_orc
+from bloomskip.orc import OrcBloomFilter, probe, prune, read_orc
 from bloomskip.orc.prune import STAGES, schema_of
 from tests.test_parquet_prune_properties import (
     SETTINGS,
@@ -764,3 +765,208 @@ def test_spark_booleans_and_early_dates(spark_files):
         assert u.may_match and "proleptic Gregorian" in u.reason, u
     for u in probe(path, "dt", [dt.date(1000, 1, 1)]).units:
         assert u.values == ("maybe",), u
+
+
+# ------------------------------------------------------------------- trust policy
+#
+# Each writer bug bloomskip guards against, shown on a real file: the stored filter (or
+# statistic) is wrong - trusting it would drop a matching row - and prune keeps the row
+# group, saying why.
+
+
+def stored_filter(path: str, column: str, row_group: int = 0) -> OrcBloomFilter:
+    f = read_orc(path)
+    bfs = f.bloom_filters(0, f.column(column).id)
+    return OrcBloomFilter.from_index(
+        bfs.num_hash_functions(row_group), utf8bitset=bfs.bitset(row_group)
+    )
+
+
+def test_cpp_byte_and_boolean_filters_are_refused(tmp_path):
+    """ORC C++ hashes BYTE and BOOLEAN values after compacting them in place: a TINYINT
+    42 at row 0 is missing from its filter, and ORC C++'s own reader returns no row."""
+    from pyorc.enums import TypeKind
+    from pyorc.predicates import PredicateColumn
+
+    path = str(tmp_path / "byte.orc")
+    table = pa.table(
+        {"x": pa.array([42] + [1] * 1999, pa.int8()), "b": pa.array([True, False] * 1000)}
+    )
+    po.write_table(table, path, row_index_stride=1000, bloom_filter_columns=[1, 2])
+    assert not stored_filter(path, "x").test_values(pa.array([42], pa.int8()), "tinyint")[0]
+    with open(path, "rb") as fh:
+        assert list(pyorc.Reader(fh, predicate=PredicateColumn(TypeKind.BYTE, "x") == 42)) == []
+    units = prune(path, "x = 42").units
+    assert units[0].may_match and "BYTE filters are corrupted" in units[0].reason
+    assert not units[1].may_match and "statistics: outside [1, 1]" in units[1].reason
+    for sql in ("b = true", "b = false", "b IN (true, false)"):
+        for u in prune(path, sql).units:
+            assert u.may_match and "BOOLEAN filters are never trusted" in u.reason, (sql, u)
+    assert probe(path, "x", [42]).units[0].values == ("no filter",)
+
+
+def test_cpp_float_and_char_filters_are_refused(tmp_path):
+    """pyorc hands ORC C++ Python floats: a FLOAT filter holds the unrounded doubles, not
+    the floats stored; a CHAR(4) filter holds the value without its padding."""
+    path = str(tmp_path / "float.orc")
+    with open(path, "wb") as fh, pyorc.Writer(
+        fh, "struct<f:float,c:char(4)>", row_index_stride=1000, bloom_filter_columns=["f", "c"]
+    ) as w:  # fmt: skip
+        w.writerows((0.1 * i, f"a{i % 7}") for i in range(2000))
+    stored = float(np.float32(0.1 * 3))
+    assert po.read_table(path).column("f")[3].as_py() == stored
+    assert not stored_filter(path, "f").test_values(pa.array([stored]), "float")[0]
+    assert not stored_filter(path, "c").test_strings(["a3  "])[0]
+    assert po.read_table(path).column("c")[3].as_py() == "a3  "
+    for sql, why in ((f"f = {stored!r}", "FLOAT filters"), ("c = 'a3  '", "CHAR filters")):
+        unit = prune(path, sql).units[0]
+        assert unit.may_match and why in unit.reason, (sql, unit)
+
+
+def edited_software_version(data: bytes, version: str | None) -> bytes:
+    from tests.test_orc_file import Tail, set_field
+
+    tail = Tail(data)
+    if version is None:
+        tail.footer = [f for f in tail.footer if f[0] != 12]
+    else:
+        set_field(tail.footer, 12, version.encode(), wire=2)
+    return tail.build()
+
+
+@pytest.mark.parametrize(
+    ("version", "trusted"),
+    [
+        (None, False),  # no software version: a C++ writer before 1.6.11/1.7.0
+        ("1.6.0", False),
+        ("1.6.11", False),
+        ("1.6.11-SNAPSHOT", False),
+        ("1.7.0", False),
+        ("1.6.12", True),
+        ("1.7.1", True),
+        ("2.2.2", True),
+        ("junk", False),
+    ],
+)
+def test_cpp_software_versions(tmp_path, version, trusted):
+    """ORC-1024: ORC C++ 1.6.0 to 1.6.11 and 1.7.0 hashed numbers with logical shifts;
+    like ORC's readers, bloomskip ignores every filter of such files (and of C++ files
+    without a version); BINARY filters only from 1.7.0 (ORC-773)."""
+    src = tmp_path / "src.orc"
+    po.write_table(
+        pa.table({"k": useful_table(2000).column("k"), "bin": [b"x%d" % i for i in range(2000)]}),
+        src, row_index_stride=1000, bloom_filter_columns=[1, 2], compression="zlib",
+    )  # fmt: skip
+    path = tmp_path / "edited.orc"
+    path.write_bytes(edited_software_version(src.read_bytes(), version))
+    assert read_orc(path).writer.software_version == version
+    unit = units_of(str(path), "k", K0 + 51)[0]
+    assert unit.may_match != trusted, unit
+    if not trusted:
+        assert "ORC-1024" in unit.reason, unit
+    unit = prune(str(path), "bin = X'6e6f7065'").units[0]  # b"nope", absent
+    binary_ok = trusted and version not in ("1.6.12",)
+    assert unit.may_match != binary_ok, unit
+    if version == "1.6.12":
+        assert "ORC-773" in unit.reason
+
+
+def test_cpp_string_bounds_with_nul_bytes(tmp_path):
+    """ORC C++ compares strings with strncmp: "a\\0a" never lowers a minimum of "a\\0z"."""
+    from bloomskip.expr import EqualTo, Reference
+
+    path = str(tmp_path / "nul.orc")
+    po.write_table(
+        pa.table({"s": ["a\x00z", "a\x00a", "b"] * 10}), path, row_index_stride=1000,
+        bloom_filter_columns=[1],
+    )  # fmt: skip
+    stats = read_orc(path).row_index(0, 1)[0].statistics.string_statistics
+    assert stats.minimum == b"a\x00z"  # wrong: "a\x00a" is smaller
+    lookup = EqualTo(Reference("s"), Literal("string", "a\x00a"))
+    unit = prune(path, lookup, stages=("statistics",)).units[0]
+    assert unit.may_match and "NUL bytes" in unit.reason, unit
+    assert prune(path, lookup).units[0].may_match
+
+
+def test_cpp_timestamps_a_second_off_near_the_epoch(tmp_path):
+    """ORC C++ adjusts negative seconds by the sign of the instant, its readers by the
+    sign of the wall clock stored: 07:59:58.932 UTC, 23:59:58.932 in Los Angeles, is
+    indexed as such but read back a second earlier. prune tests both."""
+    path = str(tmp_path / "ts.orc")
+    instant = dt.datetime(1970, 1, 1, 7, 59, 58, 932047, tzinfo=dt.UTC)
+    with open(path, "wb") as fh, pyorc.Writer(
+        fh, "struct<ts:timestamp>", timezone=LA, row_index_stride=1000, bloom_filter_columns=["ts"]
+    ) as w:  # fmt: skip
+        w.writerows([(instant,)] + [(instant + dt.timedelta(days=9),)] * 1999)
+    read = po.read_table(path).column("ts")[0].as_py()
+    assert read == dt.datetime(1969, 12, 31, 23, 59, 57, 932047)  # not :58 as written
+    stats = read_orc(path).row_index(0, 1)[0].statistics.timestamp_statistics
+    assert stats.minimum_utc == -1068  # the wall clock as written
+    assert not stored_filter(path, "ts").test_longs([-2068])[0]
+    for sql in ("ts = TIMESTAMP '1969-12-31 23:59:57.932047'", "ts = '1969-12-31 23:59:58.932047'"):
+        unit = prune(path, sql).units[0]
+        assert unit.may_match, (sql, unit)
+
+
+def test_invalid_filters_are_refused(tmp_path):
+    """A filter whose k is outside 1..64, or is not what ORC's sizing gives for its
+    bitset and stride, answers "may match"."""
+    src = tmp_path / "src.orc"
+    po.write_table(
+        useful_table(2000), src, row_index_stride=1000, bloom_filter_columns=[1],
+        compression="uncompressed",
+    )  # fmt: skip
+    f = read_orc(src)
+    bfs = f.bloom_filters(0, 1)
+    data = src.read_bytes()
+    # entry 0: 0x0a <length> 0x08 <k> ...
+    entry = data[bfs.offset : bfs.offset + 8]
+    at = bfs.offset + entry.index(b"\x08", 1) + 1
+    assert data[at] == bfs.num_hash_functions(0) == 4
+    for k, why in ((0, "outside 1..64"), (65, "outside 1..64"), (5, "ORC's sizing")):
+        path = tmp_path / f"k{k}.orc"
+        path.write_bytes(data[:at] + bytes([k]) + data[at + 1 :])
+        units = units_of(str(path), "k", K0 + 51)
+        assert units[0].may_match and "bloom filter invalid" in units[0].reason, units[0]
+        assert why in units[0].reason, units[0]
+        assert units[1].reason.endswith("statistics: outside [8589936592, 8589938590]")
+        assert probe(str(path), "k", [K0 + 51]).units[0].values == ("no filter",)
+
+
+def test_lists_maps_structs_and_files_without_index(tmp_path):
+    path = str(tmp_path / "nested.orc")
+    table = pa.table(
+        {
+            "l": pa.array([[i, i + 1] for i in range(2000)], pa.list_(pa.int64())),
+            "m": pa.array([[("a", i)] for i in range(2000)], pa.map_(pa.string(), pa.int64())),
+            "st": pa.array(
+                [None if i % 3 == 0 else {"x": i} for i in range(2000)],
+                pa.struct([("x", pa.int64())]),
+            ),
+        }
+    )
+    po.write_table(table, path, row_index_stride=1000, bloom_filter_columns=list(range(1, 8)))
+    for sql in ("l._elem = 7", "m._value = 7", "m._key = 'a'"):
+        for u in prune(path, sql).units:
+            assert u.may_match and "inside a" in u.reason, (sql, u)
+    # a null struct makes its field null: st.x IS NULL in every row group
+    for u in prune(path, "st.x IS NULL").units:
+        assert u.may_match, u
+    assert [u.may_match for u in prune(path, "st.x = 7").units] == [True, False]
+    with pytest.raises(PredicateError, match="no column 'nope'"):
+        prune(path, "nope = 1")
+    with pytest.raises(InvalidParameterError, match="unknown stages"):
+        prune(path, "st.x = 7", stages=("dictionary",))
+    # without a row index the units are stripes, decided by stripe statistics
+    path = str(tmp_path / "noindex.orc")
+    with open(path, "wb") as fh, pyorc.Writer(
+        fh, "struct<i:bigint>", row_index_stride=0, stripe_size=1024, batch_size=500
+    ) as w:  # fmt: skip
+        w.writerows((i,) for i in range(3000))
+    units = prune(path, "i = 2999").units
+    assert sum(u.num_rows for u in units) == 3000
+    assert units[-1].may_match and "no row index" in units[-1].reason
+    assert all("statistics: outside" in u.reason for u in units[:-1]), units
+    out = prune(path, "i = 2999").to_json()
+    assert set(out) == {"file", "units"}
+    assert set(out["units"][0]) == {"first_row", "num_rows", "may_match", "reason"}

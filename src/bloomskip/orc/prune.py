@@ -240,9 +240,7 @@ def bloom_policy(orc: OrcFile, col: OrcColumn) -> str | None:
     if col.nested:
         return f"inside a {col.nested}"
     if col.kind == BOOLEAN:
-        return (
-            "BOOLEAN bloom filters are never trusted (ORC Java adds nothing, ORC C++ corrupts them)"
-        )
+        return "BOOLEAN filters are never trusted (ORC Java adds nothing, ORC C++ corrupts them)"
     if col.orc_type is None:
         return f"no bloom filter test for ORC {col.kind_name} columns"
     if writer == JAVA:
@@ -743,8 +741,12 @@ class _RowGroupContext:
             keys = _keys(info, conv.values)
             if keys and all(r.excludes(k) for k in keys):
                 return True, f"statistics: outside {r.show()}"
-        why = "within [min, max]" if r.lo is not None or r.hi is not None else r.note
-        why = why or "no statistics"
+        if r.lo is not None or r.hi is not None:
+            why = "within [min, max]"
+        elif r.true_count is not None:
+            why = f"statistics: {r.true_count} of {r.count} values are true"
+        else:
+            why = r.note or "no statistics"
         if "bloom" not in self.f.stages:
             return False, f"{why}; bloom filter not used"
         bf, reason = self.filter(col, conv.values)
