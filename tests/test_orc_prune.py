@@ -24,9 +24,13 @@ from __future__ import annotations
 
 import datetime as dt
 import glob
+import io
+import random
+import signal
 import tempfile
 import zoneinfo
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +41,7 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from bloomskip.errors import InvalidParameterError, PredicateError
+from bloomskip.errors import BloomskipError, InvalidParameterError, PredicateError
 from bloomskip.expr.expressions import Literal
 from bloomskip.orc import OrcBloomFilter, probe, prune, read_orc
 from bloomskip.orc.prune import STAGES, schema_of
@@ -970,3 +974,108 @@ def test_lists_maps_structs_and_files_without_index(tmp_path):
     out = prune(path, "i = 2999").to_json()
     assert set(out) == {"file", "units"}
     assert set(out["units"][0]) == {"first_row", "num_rows", "may_match", "reason"}
+
+
+# ------------------------------------------------------------------- hostile files
+
+FUZZ_CASES = examples(1000)
+FUZZ_SECONDS = 3.0
+FUZZ_PREDICATES = [
+    "i = 7 OR s IN ('s5', 'x') OR ts = TIMESTAMP '2020-03-08 03:00:00'",
+    "d = 1.25 AND st.x IS NOT NULL",
+    "i != 3 OR s IS NULL OR NOT (st.x = 4)",
+]
+
+
+@pytest.fixture(scope="module")
+def fuzz_seeds() -> dict[str, bytes]:
+    """Small files with row groups of 300 rows and filters on every column: pyorc
+    (zlib, Los Angeles) and pyarrow (uncompressed in 4 stripes, and zstd)."""
+    n = 1500
+    rows = [
+        (
+            i,
+            None if i % 9 == 0 else f"s{i % 40}",
+            Decimal(i % 50) / 4,
+            dt.datetime(2020, 3, 8, tzinfo=dt.UTC) + dt.timedelta(minutes=7 * i),
+            (i % 11,),
+        )
+        for i in range(n)
+    ]
+    schema = "struct<i:bigint,s:string,d:decimal(10,2),ts:timestamp,st:struct<x:smallint>>"
+    out = {}
+    buf = io.BytesIO()
+    with pyorc.Writer(
+        buf, schema, bloom_filter_columns=[1, 2, 3, 4, 6], row_index_stride=300,
+        stripe_size=4096, batch_size=400, compression=pyorc.CompressionKind.ZLIB,
+        compression_block_size=4096, memory_block_size=4096, timezone=LA,
+    ) as w:  # fmt: skip
+        w.writerows(rows)
+    out["pyorc-zlib"] = buf.getvalue()
+    table = po.read_table(io.BytesIO(out["pyorc-zlib"]))
+    for codec in ("uncompressed", "zstd"):
+        buf = io.BytesIO()
+        po.write_table(
+            table, buf, compression=codec, row_index_stride=300, stripe_size=4096,
+            batch_size=400, bloom_filter_columns=[1, 2, 3, 4, 6],
+        )  # fmt: skip
+        out[f"pyarrow-{codec}"] = buf.getvalue()
+    return out
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _Timeout
+
+
+def fuzz_case(path: Path, data: bytes) -> str:
+    """prune and probe on one mutated file: "ok", "typed" (a BloomskipError), or raises."""
+    path.write_bytes(data)
+    try:
+        n = read_orc(path).num_rows
+        for sql in FUZZ_PREDICATES:
+            result = prune(path, sql)
+            check_tiling(result, n)
+        probe(path, "s", ["s5", "nope"])
+        return "ok"
+    except BloomskipError:
+        return "typed"
+
+
+def test_mutated_files_never_crash_prune(fuzz_seeds, tmp_path):
+    """Mutated seeds (bytes of the tail, stripe footers and indexes flipped, inserted,
+    cut; footer integers edited): every prune and probe answers with well-formed units
+    or a typed error, within seconds."""
+    from tests.test_orc_file import Seed, mutate
+
+    for name, data in fuzz_seeds.items():
+        assert fuzz_case(tmp_path / "seed.orc", data) == "ok", name
+    assert len(read_orc(fuzz_seeds["pyarrow-uncompressed"]).stripes) >= 2
+    seeds = {n: Seed(d) for n, d in sorted(fuzz_seeds.items())}
+    outcomes = {"ok": 0, "typed": 0}
+    problems = []
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        for i in range(FUZZ_CASES):
+            rng = random.Random(f"orc-prune-fuzz:{i}")
+            name = rng.choice(sorted(seeds))
+            data = mutate(seeds[name], rng)
+            signal.setitimer(signal.ITIMER_REAL, FUZZ_SECONDS)
+            try:
+                outcomes[fuzz_case(tmp_path / f"case-{i}.orc", data)] += 1
+                (tmp_path / f"case-{i}.orc").unlink()
+            except _Timeout:
+                problems.append(f"case {i} ({name}): no answer within {FUZZ_SECONDS} s")
+            except Exception as e:
+                problems.append(f"case {i} ({name}): {type(e).__name__}: {str(e)[:200]}")
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert not problems, "\n".join(problems[:20])
+    # the mutations reach past the tail: many files still answer
+    print(f"\nprune fuzz: {outcomes}")
+    assert outcomes["ok"] > FUZZ_CASES // 4 and outcomes["typed"] > FUZZ_CASES // 10, outcomes
