@@ -363,7 +363,7 @@ def layouts(draw):
 # ----------------------------------------------------------------- property tests
 
 
-@settings(max_examples=examples(12), **SETTINGS)
+@settings(max_examples=examples(30), **SETTINGS)
 @given(data=st.data())
 def test_pyarrow_prune_has_no_false_negatives(data):
     palettes = data.draw(palettes_for(PYARROW_COLUMNS), label="palettes")
@@ -384,7 +384,7 @@ def test_pyarrow_prune_has_no_false_negatives(data):
             truth.close()
 
 
-@settings(max_examples=examples(10), **SETTINGS)
+@settings(max_examples=examples(25), **SETTINGS)
 @given(data=st.data())
 def test_pyorc_prune_has_no_false_negatives(data):
     palettes = data.draw(palettes_for(PYORC_COLUMNS), label="palettes")
@@ -521,7 +521,7 @@ def test_spark_files_are_what_the_tests_need(spark_files):
 
 
 @pytest.mark.spark
-@settings(max_examples=examples(25), **SETTINGS)
+@settings(max_examples=examples(40), **SETTINGS)
 @given(data=st.data())
 def test_spark_prune_has_no_false_negatives(spark_files, data):
     name = data.draw(st.sampled_from(sorted(spark_files.paths)), label="file")
@@ -669,14 +669,19 @@ class JavaReader:
     def __init__(self, spark) -> None:
         self.spark = spark
         self.jvm = spark._jvm
+        self.conf = self.jvm.org.apache.hadoop.conf.Configuration()
+        self.readers: dict[str, object] = {}
 
     def __call__(self, path: str, column: str, value, units) -> set[int]:
         from py4j.java_gateway import get_field
 
         jvm = self.jvm
-        conf = jvm.org.apache.hadoop.conf.Configuration()
-        orc = jvm.org.apache.orc.OrcFile
-        reader = orc.createReader(jvm.org.apache.hadoop.fs.Path(path), orc.readerOptions(conf))
+        reader = self.readers.get(path)
+        if reader is None:
+            orc = jvm.org.apache.orc.OrcFile
+            reader = self.readers[path] = orc.createReader(
+                jvm.org.apache.hadoop.fs.Path(path), orc.readerOptions(self.conf)
+            )
         leaf = jvm.org.apache.hadoop.hive.ql.io.sarg.PredicateLeaf.Type
         kind = leaf.LONG if column == "k" else leaf.STRING
         sarg = (
@@ -727,11 +732,11 @@ def test_pruning_beats_orc_java_and_spark(spark, spark_files, useful_files):
     for label, path in paths.items():
         report(f"{label} file", "ORC Java (SearchArgument)", check_useful(path, java, label))
         ours = theirs = 0
-        for column, value, _ in lookups(read_orc(path).num_rows):
+        for column, value, _ in lookups(read_orc(path).num_rows)[::3]:  # a query is slow
             units = units_of(path, column, value)
             ours += sum(u.num_rows for u in units if u.may_match)
             theirs += spark_rows_read(spark, path, sql_of(column, value))
-        print(f"{label} file: rows kept over all lookups: bloomskip {ours}, Spark scan {theirs}")
+        print(f"{label} file: rows kept over 12 lookups: bloomskip {ours}, Spark scan {theirs}")
         assert ours <= theirs, (label, ours, theirs)
 
 
