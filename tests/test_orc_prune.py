@@ -1084,3 +1084,93 @@ def test_mutated_files_never_crash_prune(fuzz_seeds, tmp_path):
     # the mutations reach past the tail: many files still answer
     print(f"\nprune fuzz: {outcomes}")
     assert outcomes["ok"] > FUZZ_CASES // 4 and outcomes["typed"] > FUZZ_CASES // 10, outcomes
+
+
+def _edited(data: bytes, *, writer=None, writer_version=None) -> bytes:
+    from tests.test_orc_file import Tail, set_field
+
+    tail = Tail(data)
+    if writer is not None:
+        set_field(tail.footer, 9, writer)
+    if writer_version is not None:
+        set_field(tail.ps, 6, writer_version)
+    return tail.build()
+
+
+def _without_bloom_encoding(data: bytes) -> bytes:
+    """An uncompressed file whose column encodings say bloom_encoding 0 (same size)."""
+    from tests.test_orc_file import encode, fields, set_field
+
+    f = read_orc(data)
+    out = bytearray(data)
+    for s in f.stripes:
+        raw = data[s.footer_offset : s.footer_offset + s.footer_length]
+        sf = fields(raw)
+        for fl in sf:
+            if fl[0] == 2 and any(x[0] == 3 for x in fields(fl[2])):
+                enc = fields(fl[2])
+                set_field(enc, 3, 0)
+                fl[2] = encode(enc)
+        new = encode(sf)
+        assert len(new) == len(raw)
+        out[s.footer_offset : s.footer_offset + s.footer_length] = new
+    return bytes(out)
+
+
+def test_writer_ids_versions_and_bloom_encodings(tmp_path):
+    """The same pyarrow file presented as other writers: Java filters need ORC-101 for
+    BLOOM_FILTER_UTF8 and ORC-135 for timestamps, Java statistics the fixes of their
+    type; other writers' filters are not used; kind 8 needs bloom_encoding 1."""
+    src = tmp_path / "src.orc"
+    n = 2000
+    table = useful_table(n).append_column(
+        "ts", pa.array([i * 10**12 for i in range(n)], pa.timestamp("ns"))
+    )
+    table = table.append_column(
+        "d", pa.array([Decimal(i) / 4 for i in range(n)], pa.decimal128(10, 2))
+    )
+    po.write_table(
+        table, src, row_index_stride=1000, bloom_filter_columns=[1, 2, 3, 4],
+        compression="uncompressed",
+    )  # fmt: skip
+    data = src.read_bytes()
+    lookups_ = {
+        "k": f"k = {K0 + 51}",
+        "ks": "ks = 'k000051'",
+        "ts": "ts = TIMESTAMP '1970-01-01 00:00:51'",  # inside row group 0, absent
+        "d": "d = 0.3",
+    }
+    cases = [
+        # (writer, writer version, {column: expected reason fragment or "bloom"})
+        (None, None, dict.fromkeys(lookups_, "bloom filter: absent")),
+        (0, 9, dict.fromkeys(lookups_, "bloom filter: absent")),
+        (4, 6, dict.fromkeys(lookups_, "TRINO are not verified")),
+        (
+            0,
+            4,
+            {
+                **dict.fromkeys(["k", "ks", "d"], "BLOOM_FILTER_UTF8 from writer version 4"),
+                "ts": "TIMESTAMP filters before ORC-135",
+            },
+        ),
+        (0, 5, {"ts": "TIMESTAMP filters before ORC-135", "k": "bloom filter: absent"}),
+        (0, 0, {"ks": "string statistics before HIVE-8732"}),
+    ]
+    for writer, version, expect in cases:
+        path = tmp_path / f"w{writer}-{version}.orc"
+        path.write_bytes(_edited(data, writer=writer, writer_version=version))
+        for column, why in expect.items():
+            unit = prune(str(path), lookups_[column]).units[0]
+            assert why in unit.reason, (writer, version, column, unit)
+            assert unit.may_match == (why != "bloom filter: absent"), (writer, version, unit)
+    # Java 1.5.0 to 1.5.5 (ORC-135 exactly): decimal64 statistics are wrong (ORC-517)
+    path = tmp_path / "orc517.orc"
+    path.write_bytes(_edited(data, writer=0, writer_version=6))
+    unit = prune(str(path), "d = 999", stages=("statistics",)).units[0]
+    assert unit.may_match and "ORC-517" in unit.reason, unit
+    # BLOOM_FILTER_UTF8 without bloom_encoding 1
+    path = tmp_path / "encoding0.orc"
+    path.write_bytes(_without_bloom_encoding(data))
+    for column, sql in lookups_.items():
+        unit = prune(str(path), sql).units[0]
+        assert unit.may_match and "bloom_encoding 0" in unit.reason, (column, unit)
