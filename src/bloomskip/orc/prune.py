@@ -116,12 +116,14 @@ CALENDAR_SAFE_DAY = (dt.date(1582, 10, 16) - dt.date(1970, 1, 1)).days
 #: Milliseconds of margin around timestamp statistics (ORC Java's (-1 s, 0) quirk adds
 #: 1000 ms, Arrow's truncation 1 ms).
 TIMESTAMP_MARGIN_MS = 2000
-#: Timestamps this close to the epoch (wall clock) also test one second either side: ORC
-#: C++ stores them a second off what it indexes when the writer zone's offset moves them
-#: across the epoch.
-_NEAR_EPOCH_NS = 2 * 86_400 * 10**9
+#: TIMESTAMP wall clocks this close to the epoch also test one second either side in a
+#: writer zone other than UTC: ORC C++ stores them a second off what it indexes when the
+#: zone's offset (at most 26 h) puts the instant and the wall clock on either side of it.
+_NEAR_EPOCH_NS = 27 * 3600 * 10**9
+_UTC_ZONES = frozenset({"UTC", "GMT", "ETC/UTC", "ETC/GMT", "UCT", "ZULU", "Z", "+00:00"})
 _NS_PER_MS = 1_000_000
 _EPOCH = dt.date(1970, 1, 1)
+_EPOCH_DT = dt.datetime(1970, 1, 1)
 _NTZ_ATTRIBUTE = ("spark.sql.catalyst.type", "timestamp_ntz")
 
 
@@ -323,6 +325,7 @@ class _Range:
     exact: bool = False  # lo/hi are values of the column (min = max proves equality)
     true_count: int | None = None  # BOOLEAN
     note: str = ""  # why there are no bounds
+    unit: str = ""  # "ms" (timestamps, bounds widened), "days" (dates): how to show bounds
 
     def excludes(self, key: Any) -> bool:
         return (self.lo is not None and key < self.lo) or (self.hi is not None and key > self.hi)
@@ -334,9 +337,19 @@ class _Range:
             if isinstance(v, bytes):
                 text = v[:24].decode("utf-8", "backslashreplace")
                 return repr(text + ("..." if len(v) > 24 else ""))
+            try:
+                if self.unit == "ms":
+                    return (_EPOCH_DT + dt.timedelta(milliseconds=v)).isoformat(sep=" ")
+                if self.unit == "days":
+                    return (_EPOCH + dt.timedelta(days=v)).isoformat()
+            except OverflowError:
+                pass
             return str(v)
 
-        return f"[{one(self.lo)}, {one(self.hi)}]"
+        text = f"[{one(self.lo)}, {one(self.hi)}]"
+        if self.unit == "ms":
+            text += f" (min/max widened by {TIMESTAMP_MARGIN_MS // 1000} s)"
+        return text
 
 
 def _range(orc: OrcFile, col: OrcColumn, cs: proto.ColumnStatistics | None, why: str) -> _Range:
@@ -380,7 +393,7 @@ def _range(orc: OrcFile, col: OrcColumn, cs: proto.ColumnStatistics | None, why:
             s = cs.date_statistics
             if s is None or s.minimum is None or s.maximum is None:
                 return _Range(**base, note="no date min/max")
-            return _Range(**base, lo=s.minimum, hi=s.maximum, exact=True)
+            return _Range(**base, lo=s.minimum, hi=s.maximum, exact=True, unit="days")
         if k in (STRING, VARCHAR):
             return _string_range(orc, cs, base)
         if k in _TIMESTAMPS:
@@ -388,7 +401,7 @@ def _range(orc: OrcFile, col: OrcColumn, cs: proto.ColumnStatistics | None, why:
             if s is None or s.minimum_utc is None or s.maximum_utc is None:
                 return _Range(**base, note="no UTC timestamp min/max")
             m = TIMESTAMP_MARGIN_MS
-            return _Range(**base, lo=s.minimum_utc - m, hi=s.maximum_utc + m)
+            return _Range(**base, lo=s.minimum_utc - m, hi=s.maximum_utc + m, unit="ms")
         if k == BOOLEAN:
             s = cs.bucket_statistics
             if s is None or len(s.count) != 1 or cs.number_of_values is None:
@@ -573,8 +586,9 @@ def _literal_hashes(orc: OrcFile, info: OrcColumn, values: tuple, zone: str | No
         # Near the epoch, ORC C++ stores a second more or less than it indexes: it
         # adjusts negative seconds by the sign of the instant, its readers by the sign
         # of the wall clock stored (ORC C++ 2.3.1, pyorc in a zone west or east of UTC).
+        shifted = info.kind == TIMESTAMP and (zone or "").upper() not in _UTC_ZONES
         near = [v + d for v in values if abs(v) < _NEAR_EPOCH_NS for d in (-(10**9), 10**9)]
-        if near:
+        if near and shifted:
             arr = to_arrow(tuple(values) + tuple(near), info.arrow_type)
         # Every writer's millisecond rule: Java's (-1 s, 0) quirk, floored (C++ fed
         # normalized values) and truncated (Arrow's adapter) milliseconds.
