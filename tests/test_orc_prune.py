@@ -899,8 +899,9 @@ def test_cpp_string_bounds_with_nul_bytes(tmp_path):
 
 def test_cpp_timestamps_a_second_off_near_the_epoch(tmp_path):
     """ORC C++ adjusts negative seconds by the sign of the instant, its readers by the
-    sign of the wall clock stored: 07:59:58.932 UTC, 23:59:58.932 in Los Angeles, is
-    indexed as such but read back a second earlier. prune tests both."""
+    sign of the seconds stored: 07:59:58.932 UTC, 23:59:58.932 in Los Angeles, is
+    indexed as such but read back a second earlier; an instant in (-1 s, 0) is read
+    back a second later. prune tests a second either side near the epoch."""
     path = str(tmp_path / "ts.orc")
     instant = dt.datetime(1970, 1, 1, 7, 59, 58, 932047, tzinfo=dt.UTC)
     with open(path, "wb") as fh, pyorc.Writer(
@@ -915,6 +916,20 @@ def test_cpp_timestamps_a_second_off_near_the_epoch(tmp_path):
     for sql in ("ts = TIMESTAMP '1969-12-31 23:59:57.932047'", "ts = '1969-12-31 23:59:58.932047'"):
         unit = prune(path, sql).units[0]
         assert unit.may_match, (sql, unit)
+    # an instant in (-1 s, 0): indexed as written, read back a second late (any zone)
+    path = str(tmp_path / "tsi.orc")
+    instant = dt.datetime(1969, 12, 31, 23, 59, 59, 998710, tzinfo=dt.UTC)
+    with open(path, "wb") as fh, pyorc.Writer(
+        fh, "struct<tsi:timestamp with local time zone>", row_index_stride=1000,
+        bloom_filter_columns=["tsi"],
+    ) as w:  # fmt: skip
+        w.writerows([(instant,)] + [(instant + dt.timedelta(days=9),)] * 1999)
+    read = po.read_table(path).column("tsi")[0].as_py()
+    assert read == dt.datetime(1970, 1, 1, 0, 0, 0, 998710, tzinfo=dt.UTC)
+    assert read_orc(path).row_index(0, 1)[0].statistics.timestamp_statistics.minimum_utc == -2
+    assert not stored_filter(path, "tsi").test_longs([998])[0]
+    unit = prune(path, "tsi = TIMESTAMP '1970-01-01 00:00:00.99871'").units[0]
+    assert unit.may_match, unit
 
 
 def test_invalid_filters_are_refused(tmp_path):

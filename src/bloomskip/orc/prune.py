@@ -116,10 +116,11 @@ CALENDAR_SAFE_DAY = (dt.date(1582, 10, 16) - dt.date(1970, 1, 1)).days
 #: Milliseconds of margin around timestamp statistics (ORC Java's (-1 s, 0) quirk adds
 #: 1000 ms, Arrow's truncation 1 ms).
 TIMESTAMP_MARGIN_MS = 2000
-#: TIMESTAMP wall clocks this close to the epoch also test one second either side in a
-#: writer zone other than UTC: ORC C++ stores them a second off what it indexes when the
-#: zone's offset (at most 26 h) puts the instant and the wall clock on either side of it.
+#: Timestamps this close to the epoch also test one second either side: ORC C++ stores
+#: them a second off what it indexes (instants in (-1 s, 0); TIMESTAMP wall clocks in a
+#: zone other than UTC when its offset, 26 h at most, puts the instant across the epoch).
 _NEAR_EPOCH_NS = 27 * 3600 * 10**9
+_NEAR_EPOCH_UTC_NS = 2 * 10**9
 _UTC_ZONES = frozenset({"UTC", "GMT", "ETC/UTC", "ETC/GMT", "UCT", "ZULU", "Z", "+00:00"})
 _NS_PER_MS = 1_000_000
 _EPOCH = dt.date(1970, 1, 1)
@@ -583,12 +584,15 @@ def _literal_hashes(orc: OrcFile, info: OrcColumn, values: tuple, zone: str | No
             raise InvalidParameterError(
                 "no writer time zone in the stripe footer (ORC Java's (-1 s, 0) quirk needs it)"
             )
-        # Near the epoch, ORC C++ stores a second more or less than it indexes: it
-        # adjusts negative seconds by the sign of the instant, its readers by the sign
-        # of the wall clock stored (ORC C++ 2.3.1, pyorc in a zone west or east of UTC).
+        # Near the epoch ORC C++ stores a second more or less than it indexes: it adjusts
+        # negative seconds by the sign of the instant, its readers by the sign of the
+        # seconds stored. Instants in (-1 s, 0) read back a second late (pyorc), and in a
+        # zone other than UTC, TIMESTAMP wall clocks within the zone's offset of the
+        # epoch (26 h at most) a second early or late.
         shifted = info.kind == TIMESTAMP and (zone or "").upper() not in _UTC_ZONES
-        near = [v + d for v in values if abs(v) < _NEAR_EPOCH_NS for d in (-(10**9), 10**9)]
-        if near and shifted:
+        window = _NEAR_EPOCH_NS if shifted else _NEAR_EPOCH_UTC_NS
+        near = [v + d for v in values if abs(v) < window for d in (-(10**9), 10**9)]
+        if near:
             arr = to_arrow(tuple(values) + tuple(near), info.arrow_type)
         # Every writer's millisecond rule: Java's (-1 s, 0) quirk, floored (C++ fed
         # normalized values) and truncated (Arrow's adapter) milliseconds.
