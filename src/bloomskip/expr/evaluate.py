@@ -18,7 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bloomskip.expr.bind import BoundPredicate
-from bloomskip.expr.expressions import AlwaysFalse, AlwaysTrue, And, Expression, Or, Unsupported
+from bloomskip.expr.expressions import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    Expression,
+    Literal,
+    Or,
+    Unsupported,
+)
+from bloomskip.expr.literals import Converted, NoMatch, Unknown, Values
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,33 @@ def evaluate(expr: Expression, leaf: LeafFn) -> Decision:
     if isinstance(expr, BoundPredicate):
         return leaf(expr)
     raise TypeError(f"evaluate needs a bound, NOT-free predicate, got {type(expr).__name__}")
+
+
+def any_literal(
+    name: str,
+    lits: tuple[Literal, ...],
+    converted: tuple[Converted, ...],
+    excluded: Callable[[Values], tuple[bool, str]],
+) -> Decision:
+    """``name = lit`` / ``name IN lits`` for one unit: it cannot match only if every
+    literal is ruled out - by its conversion (:class:`NoMatch`) or by the format's
+    evidence, ``excluded(values) -> (ruled out?, reason)``. An :class:`Unknown` literal
+    may match at once."""
+    ruled_out: list[str] = []
+    for lit, conv in zip(lits, converted, strict=True):
+        if isinstance(conv, Unknown):
+            return might(f"{name} = {lit}: {conv.reason}")
+        if isinstance(conv, NoMatch):
+            ruled_out.append(f"{name} = {lit}: {conv.reason}")
+            continue
+        out, reason = excluded(conv)
+        if not out:
+            return might(f"{name} = {lit}: {reason}")
+        ruled_out.append(f"{name} = {lit}: {reason}")
+    if len(ruled_out) > 3:
+        stages = sorted({r.split(": ")[1] for r in ruled_out if ": " in r})
+        return cannot(f"{name}: all {len(ruled_out)} values ruled out ({', '.join(stages)})")
+    return cannot("; ".join(ruled_out))
 
 
 def _join(a: str, b: str, sep: str) -> str:

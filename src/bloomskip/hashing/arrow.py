@@ -145,7 +145,7 @@ def parquet_spec(arrow_type: pa.DataType) -> PhysicalSpec:
         if t.precision <= 18:
             return PhysicalSpec(P.INT64)
         return PhysicalSpec(P.FIXED_LEN_BYTE_ARRAY, decimal_flba_length(t.precision))
-    if _is_var_binary(t):
+    if is_var_binary(t):
         return PhysicalSpec(P.BYTE_ARRAY)
     if pa.types.is_fixed_size_binary(t):
         return PhysicalSpec(P.FIXED_LEN_BYTE_ARRAY, t.byte_width)
@@ -222,7 +222,7 @@ def to_plain_columns(
         if pa.types.is_null(chunk.type):  # only nulls (e.g. an empty Python list)
             yield Words(np.zeros(0, np.uint64)), np.zeros(len(chunk), dtype=np.bool_)
             continue
-        chunk = _unview(chunk)
+        chunk = unview(chunk)
         valid = None
         if chunk.null_count:
             valid = chunk.is_valid().to_numpy(zero_copy_only=False)
@@ -275,8 +275,8 @@ def to_physical(arr: pa.Array, spec: PhysicalSpec) -> PlainValues:
         nanos = _rescale(_fixed_numpy(arr, np.int64), t.unit, "ns")
         days = np.floor_divide(nanos, _NANOS_PER_DAY)
         return int96_rows(nanos - days * _NANOS_PER_DAY, days + _JULIAN_EPOCH_DAY)
-    if pt is P.BYTE_ARRAY and (_is_var_binary(t)):
-        return _var_bytes(arr)
+    if pt is P.BYTE_ARRAY and (is_var_binary(t)):
+        return var_bytes(arr)
     if pt is P.FIXED_LEN_BYTE_ARRAY:
         return _flba(arr, spec.type_length or 0)
     raise UnsupportedTypeError(
@@ -415,8 +415,8 @@ def _flba(arr: pa.Array, length: int) -> Rows:
 
 def _arrow_width(arr: pa.Array) -> PlainValues:
     t = arr.type
-    if _is_var_binary(t):
-        return _var_bytes(arr)
+    if is_var_binary(t):
+        return var_bytes(arr)
     if pa.types.is_fixed_size_binary(t):
         return _flba(arr, t.byte_width)
     if pa.types.is_boolean(t) or pa.types.is_decimal(t) or pa.types.is_float16(t):
@@ -443,7 +443,8 @@ def _value_type(t: pa.DataType) -> pa.DataType:
             return t
 
 
-def _is_var_binary(t: pa.DataType) -> bool:
+def is_var_binary(t: pa.DataType) -> bool:
+    """String or binary of any offset width, or a view type (shared with the ORC filter)."""
     return (
         pa.types.is_string(t)
         or pa.types.is_large_string(t)
@@ -463,7 +464,7 @@ def _fixed_numpy(arr: pa.Array, np_type: Any) -> np.ndarray:
     return data[arr.offset : arr.offset + len(arr)]
 
 
-def _unview(arr: pa.Array) -> pa.Array:
+def unview(arr: pa.Array) -> pa.Array:
     """string_view/binary_view as large_string/large_binary (offsets + data buffers)."""
     if pa.types.is_string_view(arr.type):
         return pc.cast(arr, pa.large_string())
@@ -472,8 +473,9 @@ def _unview(arr: pa.Array) -> pa.Array:
     return arr
 
 
-def _var_bytes(arr: pa.Array) -> VarBytes:
-    arr = _unview(arr)
+def var_bytes(arr: pa.Array) -> VarBytes:
+    """The offsets and data buffers of a string/binary array (views unviewed), zero-copy."""
+    arr = unview(arr)
     t = arr.type
     large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
     bufs = arr.buffers()

@@ -49,7 +49,7 @@ from bloomskip.errors import (
     ReadOnlyFilterError,
     UnsupportedTypeError,
 )
-from bloomskip.hashing.arrow import as_arrow
+from bloomskip.hashing.arrow import as_arrow, is_var_binary, unview, var_bytes
 from bloomskip.orc import kernels
 
 #: Java keeps ``numBits`` in an ``int``: the largest multiple of 64 below 2**31.
@@ -683,7 +683,7 @@ def _feeds(
             chunk = chunk.storage
         if pa.types.is_dictionary(chunk.type):
             chunk = chunk.dictionary_decode()
-        chunk = _unview(chunk)
+        chunk = unview(chunk)
         valid = None
         if chunk.null_count:
             valid = chunk.is_valid().to_numpy(zero_copy_only=False)
@@ -708,7 +708,7 @@ def _feed(arr: pa.Array, t: OrcType, writer: Writer, zone: str) -> _Feed:
         # Java hashes doubleToLongBits (NaNs canonical); C++ reinterprets the raw bits.
         return _Feed("double", bits) if writer is Writer.JAVA else _Feed("long", bits)
     if k in (OrcKind.STRING, OrcKind.BINARY, OrcKind.VARCHAR, OrcKind.CHAR):
-        if not (_is_var(kind) or pa.types.is_fixed_size_binary(kind)):
+        if not (is_var_binary(kind) or pa.types.is_fixed_size_binary(kind)):
             raise _unsupported(arr, t)
         offsets, data = _var_buffers(arr)
         if k is OrcKind.VARCHAR:
@@ -756,17 +756,6 @@ def _unsupported(arr: pa.Array, t: OrcType) -> UnsupportedTypeError:
     )
 
 
-def _is_var(t: pa.DataType) -> bool:
-    return (
-        pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_string_view(t)
-        or pa.types.is_binary_view(t)
-    )
-
-
 def _to_numpy_i64(arr: pa.Array) -> np.ndarray:
     return np.ascontiguousarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64)
 
@@ -810,28 +799,12 @@ def _double_bits(arr: pa.Array, t: OrcType, writer: Writer) -> np.ndarray:
     return np.ascontiguousarray(d.astype(np.float64)).view(np.int64)
 
 
-def _unview(arr: pa.Array) -> pa.Array:
-    """string_view/binary_view as large_string/large_binary (offsets + data buffers)."""
-    if pa.types.is_string_view(arr.type):
-        return pc.cast(arr, pa.large_string())
-    if pa.types.is_binary_view(arr.type):
-        return pc.cast(arr, pa.large_binary())
-    return arr
-
-
 def _var_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    t = arr.type
-    if pa.types.is_fixed_size_binary(t) or pa.types.is_string_view(t) or pa.types.is_binary_view(t):
+    """Offsets and data of a string/binary array; fixed-size binary as variable-length."""
+    if pa.types.is_fixed_size_binary(arr.type):
         arr = pc.cast(arr, pa.large_binary())
-        t = arr.type
-    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
-    off_dtype = np.int64 if large else np.int32
-    if len(arr) == 0:
-        return np.zeros(1, dtype=off_dtype), np.zeros(0, dtype=np.uint8)
-    bufs = arr.buffers()
-    offsets = np.frombuffer(bufs[1], dtype=off_dtype)[arr.offset : arr.offset + len(arr) + 1]
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
-    return offsets, data
+    plain = var_bytes(arr)
+    return plain.offsets, plain.data
 
 
 def _decimal_array(arr: pa.Array, t: OrcType | None = None) -> pa.Array:
@@ -1052,7 +1025,7 @@ def _var_chunks(values: Any, type: pa.DataType) -> Iterator[tuple[tuple, np.ndar
         if pa.types.is_null(chunk.type):
             yield (np.zeros(1, np.int64), np.zeros(0, np.uint8)), valid
             continue
-        if not (_is_var(chunk.type) or pa.types.is_fixed_size_binary(chunk.type)):
+        if not (is_var_binary(chunk.type) or pa.types.is_fixed_size_binary(chunk.type)):
             raise UnsupportedTypeError(f"expected strings or bytes, got Arrow {chunk.type}")
         yield _var_buffers(chunk), valid
 
@@ -1060,7 +1033,7 @@ def _var_chunks(values: Any, type: pa.DataType) -> Iterator[tuple[tuple, np.ndar
 def _drop_nulls(chunk: pa.Array) -> tuple[pa.Array, np.ndarray | None]:
     if isinstance(chunk.type, pa.BaseExtensionType):
         chunk = chunk.storage
-    chunk = _unview(chunk)
+    chunk = unview(chunk)
     if chunk.null_count:
         valid = chunk.is_valid().to_numpy(zero_copy_only=False)
         return chunk.drop_null(), valid

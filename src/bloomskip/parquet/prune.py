@@ -39,7 +39,7 @@ from bloomskip.expr.bind import (
     bind,
     resolve,
 )
-from bloomskip.expr.evaluate import Decision, cannot, evaluate, might
+from bloomskip.expr.evaluate import Decision, any_literal, cannot, evaluate, might
 from bloomskip.expr.expressions import Expression, Literal, literal
 from bloomskip.expr.literals import Converted, NoMatch, Unknown, Values, convert, to_arrow
 from bloomskip.hashing import hash_values
@@ -247,28 +247,9 @@ class _RowGroupContext:
         return might(f"{p}: not used for pruning")
 
     def _any_value(
-        self,
-        col: int,
-        name: str,
-        lits: tuple[Literal, ...],
-        converted: tuple[Converted, ...],
+        self, col: int, name: str, lits: tuple[Literal, ...], converted: tuple[Converted, ...]
     ) -> Decision:
-        """``name IN lits``: cannot match only if every literal is ruled out."""
-        ruled_out: list[str] = []
-        for lit, conv in zip(lits, converted, strict=True):
-            if isinstance(conv, Unknown):
-                return might(f"{name} = {lit}: {conv.reason}")
-            if isinstance(conv, NoMatch):
-                ruled_out.append(f"{name} = {lit}: {conv.reason}")
-                continue
-            excluded, reason = self._excluded(col, conv)
-            if not excluded:
-                return might(f"{name} = {lit}: {reason}")
-            ruled_out.append(f"{name} = {lit}: {reason}")
-        if len(ruled_out) > 3:
-            stages = sorted({r.split(": ")[1] for r in ruled_out if ": " in r})
-            return cannot(f"{name}: all {len(ruled_out)} values ruled out ({', '.join(stages)})")
-        return cannot("; ".join(ruled_out))
+        return any_literal(name, lits, converted, lambda conv: self._excluded(col, conv))
 
     def _excluded(self, col: int, conv: Values) -> tuple[bool, str]:
         """Whether the stages rule out every candidate bit pattern of one literal."""
