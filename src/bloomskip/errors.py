@@ -50,3 +50,15 @@ class UnsupportedFileError(BloomskipError, ValueError):
 
 class PredicateError(BloomskipError, ValueError):
     """A predicate that cannot be parsed, or that names a column the data does not have."""
+
+
+class IndexNotFoundError(BloomskipError, FileNotFoundError):
+    """A zone index directory that does not exist or holds no committed version."""
+
+
+class CommitConflictError(BloomskipError, RuntimeError):
+    """Another writer committed to the same index first, and retrying did not help."""
+
+
+class SourceError(BloomskipError, OSError):
+    """A data source (directory, file or URI) that cannot be listed or opened."""

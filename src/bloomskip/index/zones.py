@@ -1,0 +1,243 @@
+"""Values -> zones: the per-file builder shared by the local engine and Spark tasks.
+
+:func:`index_file` reads the indexed columns of one Parquet or ORC file with pyarrow and
+returns a :class:`FileZones`: per column, the zones (row ranges of the file), whether each
+holds a null, its distinct count, and its SBBF, plus one file-level filter. It is a pure
+function of the file's content and the index settings, so a Spark task and the local
+thread pool produce the same bytes.
+
+Rules (``zone-index.md``):
+
+* zones never cross files; with ``align="row_groups"`` they never cross Parquet row
+  groups or ORC stripes either (a long group is cut every ``zone_rows`` rows);
+* nulls only set ``has_null``; every non-null value is hashed (xxHash64, seed 0) as the
+  column's *index encoding* says - Parquet PLAIN bytes of its physical type by default,
+  so a zone filter equals the filter a Parquet writer would store for those rows;
+* ``sizing="putze"``: every zone gets the size Putze's formula gives ``zone_rows``
+  values at the target FPP (Lance's rule); ``"exact"``: each zone is sized for its own
+  distinct count. File filters are always sized for the file's distinct count;
+* a value that does not cast exactly to the index's type (a file whose column changed
+  type) leaves that column of that file unindexed - always a candidate - with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from bloomskip.errors import BloomskipError
+from bloomskip.hashing import hash_values
+from bloomskip.index.kernels import count_distinct_sorted, insert_runs, sort_runs_count_distinct
+from bloomskip.index.layout import FILE_SCHEMA, ZONE_SCHEMA, ColumnIndex, Zoning
+from bloomskip.index.sources import Source, SourceFile
+from bloomskip.sbbf.sizing import putze_num_bytes
+
+_MAX_CHUNK_BYTES = 1 << 30  # binary arrays use int32 offsets
+
+
+@dataclass
+class ColumnZones:
+    """One column of one file: its zones and file filter, or why it is not indexed."""
+
+    zone_start: np.ndarray  # uint64
+    zone_length: np.ndarray  # uint64
+    has_null: np.ndarray  # bool
+    ndv: np.ndarray  # uint64
+    data: np.ndarray  # uint8: every zone's bitset, back to back
+    offsets: np.ndarray  # int64, len zones + 1: byte offsets into data
+    file_filter: bytes | None
+    file_ndv: int
+    file_has_null: bool
+    error: str | None = None
+
+    @property
+    def num_zones(self) -> int:
+        return int(self.zone_start.shape[0])
+
+
+@dataclass
+class FileZones:
+    """Everything an index keeps of one file, before it has a fragment id."""
+
+    file: SourceFile
+    format: str
+    num_rows: int
+    columns: dict[str, ColumnZones] = field(default_factory=dict)
+    error: str | None = None  # the file could not be indexed at all
+
+    def zone_table(self, column: str, fragment_id: int) -> pa.Table:
+        c = self.columns[column]
+        n = c.num_zones
+        return pa.Table.from_arrays(
+            [
+                pa.array(np.full(n, fragment_id, dtype=np.uint64)),
+                pa.array(c.zone_start),
+                pa.array(c.zone_length),
+                pa.array(c.has_null),
+                _binary(c.data, c.offsets),
+                pa.array(c.ndv),
+            ],
+            schema=ZONE_SCHEMA,
+        )
+
+    def file_table(self, column: str, fragment_id: int) -> pa.Table:
+        c = self.columns[column]
+        if c.file_filter is None:
+            return FILE_SCHEMA.empty_table()
+        return pa.Table.from_pydict(
+            {
+                "fragment_id": [fragment_id],
+                "num_rows": [self.num_rows],
+                "has_null": [c.file_has_null],
+                "ndv": [c.file_ndv],
+                "bloom_filter_data": [c.file_filter],
+            },
+            schema=FILE_SCHEMA,
+        )
+
+
+def zone_bounds(num_rows: int, zone_rows: int, groups: Sequence[int] | None) -> np.ndarray:
+    """Row offsets where zones start, plus ``num_rows``: every ``zone_rows`` rows, and at
+    each group start when ``groups`` (row counts of row groups / stripes) is given."""
+    cuts: list[np.ndarray] = []
+    start = 0
+    for n in groups if groups is not None else [num_rows]:
+        cuts.append(np.arange(start, start + n, zone_rows, dtype=np.int64))
+        start += n
+    if start != num_rows:
+        raise BloomskipError(f"row groups hold {start} rows, the file {num_rows}")
+    out = np.concatenate([*cuts, np.array([num_rows], dtype=np.int64)])
+    return out
+
+
+def index_file(
+    source: Source, file: SourceFile, columns: Sequence[ColumnIndex], zoning: Zoning
+) -> FileZones:
+    """Read ``file`` and build its zones for ``columns``; failures are returned, not raised."""
+    label = source.uri_of(file.path)
+    try:
+        with source.open(file.path) as fh:
+            fmt, table, groups = _read(fh, [c.name for c in columns], label)
+        after = source.stat(file.path)
+        if after is None or after.identity != file.identity:
+            return FileZones(file, fmt, 0, error="changed while it was being indexed")
+    except (BloomskipError, OSError, pa.ArrowException, ValueError) as e:
+        return FileZones(file, "unknown", 0, error=f"cannot read: {e}")
+    num_rows = table.num_rows
+    bounds = zone_bounds(num_rows, zoning.zone_rows, groups if zoning.align != "rows" else None)
+    out = FileZones(file, fmt, num_rows)
+    for col in columns:
+        out.columns[col.name] = _column_zones(table.column(col.name), col, zoning, bounds)
+    return out
+
+
+def _read(fh, names: list[str], label: str) -> tuple[str, pa.Table, list[int]]:
+    head = fh.read(4)
+    fh.seek(0)
+    if head == b"PAR1":
+        pf = pq.ParquetFile(fh)
+        missing = [n for n in names if n not in pf.schema_arrow.names]
+        if missing:
+            raise BloomskipError(f"{label}: no column {', '.join(missing)}")
+        groups = [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)]
+        return "parquet", pf.read(columns=names, use_threads=False), groups
+    if head[:3] == b"ORC":
+        import pyarrow.orc as orc
+
+        from bloomskip.orc.file import read_orc
+
+        stripes = [s.num_rows for s in read_orc(fh, name=label).stripes]
+        fh.seek(0)
+        of = orc.ORCFile(fh)
+        missing = [n for n in names if n not in of.schema.names]
+        if missing:
+            raise BloomskipError(f"{label}: no column {', '.join(missing)}")
+        return "orc", of.read(columns=names), stripes
+    raise BloomskipError(f"{label}: neither a Parquet nor an ORC file (starts {head!r})")
+
+
+def _column_zones(
+    arr: pa.ChunkedArray, col: ColumnIndex, zoning: Zoning, bounds: np.ndarray
+) -> ColumnZones:
+    if arr.type != col.arrow_type:
+        try:
+            arr = arr.cast(col.arrow_type, safe=True)
+        except (pa.ArrowException, ValueError) as e:
+            why = f"{arr.type} does not convert exactly to {col.arrow_type}: {e}"
+            return _failed(f"{col.name}: {why}")
+    try:
+        hashes = hash_values(arr, physical=col.physical, encoding=col.encoding)
+    except BloomskipError as e:
+        return _failed(f"{col.name}: {e}")
+    hashes = np.ascontiguousarray(hashes, dtype=np.uint64).copy()
+    if arr.null_count:
+        valid = pc.is_valid(arr).to_numpy(zero_copy_only=False)
+        nonnull = np.concatenate([[0], np.cumsum(valid, dtype=np.int64)])[bounds]
+    else:
+        nonnull = bounds.copy()
+    lengths = np.diff(bounds)
+    counts = np.diff(nonnull)
+    z = lengths.shape[0]
+    ndv = np.zeros(z, dtype=np.uint64)
+    sort_runs_count_distinct(hashes, nonnull, ndv)
+    if col.sizing == "exact":
+        sizes = np.array([putze_num_bytes(int(n), col.fpp) for n in ndv], dtype=np.int64)
+    else:
+        sizes = np.full(z, putze_num_bytes(zoning.zone_rows, col.fpp), dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    words = np.zeros(int(offsets[-1]) // 4, dtype=np.uint32)
+    insert_runs(words, offsets[:-1] // 4, sizes // 4, hashes, nonnull)
+    file_filter, file_ndv = None, 0  # 0: not counted without a file filter
+    if col.file_filters:
+        ordered = np.sort(hashes, kind="stable")  # merges the sorted runs
+        file_ndv = int(count_distinct_sorted(ordered))
+        ff = np.zeros(putze_num_bytes(file_ndv, col.fpp) // 4, dtype=np.uint32)
+        insert_runs(
+            ff,
+            np.zeros(1, np.int64),
+            np.array([ff.shape[0]], np.int64),
+            ordered,
+            np.array([0, ordered.shape[0]], np.int64),
+        )
+        file_filter = ff.tobytes()
+    return ColumnZones(
+        zone_start=bounds[:-1].astype(np.uint64),
+        zone_length=lengths.astype(np.uint64),
+        has_null=counts < lengths,
+        ndv=ndv,
+        data=words.view(np.uint8),
+        offsets=offsets,
+        file_filter=file_filter,
+        file_ndv=file_ndv,
+        file_has_null=bool(arr.null_count),
+    )
+
+
+def _failed(reason: str) -> ColumnZones:
+    e64, eb = np.zeros(0, np.uint64), np.zeros(0, np.bool_)
+    return ColumnZones(
+        e64, e64, eb, e64, np.zeros(0, np.uint8), np.zeros(1, np.int64), None, 0, True, reason
+    )
+
+
+def _binary(data: np.ndarray, offsets: np.ndarray) -> pa.ChunkedArray:
+    """A binary column over back-to-back bitsets, split so int32 offsets never overflow."""
+    chunks = []
+    n = offsets.shape[0] - 1
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and offsets[j + 1] - offsets[i] <= _MAX_CHUNK_BYTES:
+            j += 1
+        off = (offsets[i : j + 1] - offsets[i]).astype(np.int32)
+        body = data[offsets[i] : offsets[j]]
+        chunks.append(
+            pa.Array.from_buffers(pa.binary(), j - i, [None, pa.py_buffer(off), pa.py_buffer(body)])
+        )
+        i = j
+    return pa.chunked_array(chunks, type=pa.binary())
