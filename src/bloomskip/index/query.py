@@ -146,7 +146,10 @@ class _Filters:
 
     @staticmethod
     def of(column: pa.ChunkedArray) -> _Filters:
-        datas, offs, sizes = [], [], []
+        """All bitsets of a binary column in one aligned buffer. Entries that are not
+        whole 32-byte blocks get size 0; the rest are copied past them, so one bad
+        entry never shifts another."""
+        datas, starts, lengths = [], [], []
         base = 0
         for ch in column.chunks:
             if len(ch) == 0:
@@ -156,22 +159,24 @@ class _Filters:
             width = np.int64 if pa.types.is_large_binary(ch.type) else np.int32
             o = np.frombuffer(ch.buffers()[1], dtype=width)[ch.offset : ch.offset + len(ch) + 1]
             o = o.astype(np.int64)
-            data = np.frombuffer(ch.buffers()[2], dtype=np.uint8)[o[0] : o[-1]]
-            n = np.diff(o)
-            start = o[:-1] - o[0] + base  # byte offsets in the joined buffer
-            ok = (n > 0) & (n % 32 == 0) & (start % 4 == 0)
-            datas.append(data)
-            offs.append(start // 4)
-            sizes.append(np.where(ok, n // 4, 0))
+            datas.append(np.frombuffer(ch.buffers()[2], dtype=np.uint8)[o[0] : o[-1]])
+            starts.append(o[:-1] - o[0] + base)
+            lengths.append(np.diff(o))
             base += int(o[-1] - o[0])
         if not datas:
             z = np.zeros(0, np.int64)
             return _Filters(np.zeros(0, np.uint32), z, z)
-        raw = np.concatenate(datas) if len(datas) > 1 else datas[0].copy()
-        if base % 4:  # only malformed sizes leave a ragged tail; they are never read
-            raw = np.concatenate([raw, np.zeros(4 - base % 4, np.uint8)])
-        offsets, sizes_ = np.concatenate(offs), np.concatenate(sizes)
-        return _Filters(raw.view(np.uint32), offsets, sizes_)
+        raw = np.concatenate(datas) if len(datas) > 1 else datas[0]
+        start, n = np.concatenate(starts), np.concatenate(lengths)
+        ok = (n > 0) & (n % 32 == 0)
+        if ok.all() and not (start % 4).any():
+            return _Filters(raw.copy().view(np.uint32), start // 4, n // 4)
+        sizes = np.where(ok, n, 0)
+        dest = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        out = np.zeros(int(sizes.sum()), dtype=np.uint8)
+        for i in np.flatnonzero(ok):  # rare: a malformed table
+            out[dest[i] : dest[i] + sizes[i]] = raw[start[i] : start[i] + sizes[i]]
+        return _Filters(out.view(np.uint32), dest // 4, sizes // 4)
 
     def take(self, order: np.ndarray) -> _Filters:
         return _Filters(self.words, self.offsets[order], self.sizes[order])

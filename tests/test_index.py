@@ -1,0 +1,388 @@
+"""The zone index: layout (Lance's), sizing, zones, queries, staleness, refresh, errors.
+
+Known answers come from bloomskip's own SBBF (itself pinned bit-exact to parquet-java,
+arrow-rs and Arrow C++ in ``test_interop_peers.py``) and from the files' own Parquet
+filters written by pyarrow: a zone filter over the same rows equals them byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.orc as orc
+import pyarrow.parquet as pq
+import pytest
+
+from bloomskip import index
+from bloomskip.errors import (
+    CorruptFileError,
+    IndexNotFoundError,
+    InvalidParameterError,
+    PredicateError,
+    SourceError,
+    UnsupportedTypeError,
+)
+from bloomskip.index import store
+from bloomskip.index.zones import zone_bounds
+from bloomskip.parquet.bloom import read_bloom_filters
+from bloomskip.sbbf import Sbbf
+from bloomskip.sbbf.sizing import num_bytes_for
+
+
+def _table(i: int, n: int = 3000) -> pa.Table:
+    rng = np.random.default_rng(i)
+    return pa.table(
+        {
+            "uid": [f"u-{i}-{j}" for j in range(n)],
+            "k": pa.array(rng.integers(0, 10**12, n), pa.int64()),
+            "low": pa.array(rng.integers(0, 5, n), pa.int16()),
+            "opt": pa.array([None if j % 500 == 7 else j for j in range(n)], pa.int32()),
+            "payload": pa.array(rng.random(n)),
+        }
+    )
+
+
+@pytest.fixture
+def lake(tmp_path):
+    d = tmp_path / "lake"
+    d.mkdir()
+    for i in range(4):
+        pq.write_table(_table(i), d / f"part-{i}.parquet", row_group_size=1000)
+    (d / "_SUCCESS").write_text("")
+    (d / "notes.txt").write_text("not data")
+    return d
+
+
+def _covers(res: index.QueryResult, path: str, row: int) -> bool:
+    for f in res.files:
+        if f.path == path:
+            return f.zones is None or any(s <= row < s + n for s, n in f.zones)
+    return False
+
+
+# ----------------------------------------------------------------------------- layout
+
+
+def test_zone_table_has_lances_columns_metadata_and_parquet_identical_filters(lake, tmp_path):
+    idx = tmp_path / "idx"
+    index.build(lake, ["uid", "k"], idx, zone_rows=1000, fpp=0.01, sizing="exact")
+    m = store.read_manifest(str(idx))
+    seg = m.columns["uid"].segments[0]
+    t = pq.read_table(idx / seg.zones)
+    assert t.schema.names[:5] == [
+        "fragment_id",
+        "zone_start",
+        "zone_length",
+        "has_null",
+        "bloom_filter_data",
+    ]
+    assert [str(f.type) for f in t.schema][:5] == ["uint64", "uint64", "uint64", "bool", "binary"]
+    meta = {k.decode(): v.decode() for k, v in t.schema.metadata.items()}
+    assert meta["bloomfilter_item"] == "1000"
+    assert meta["bloomfilter_probability"] == "0.01"
+    assert meta["bloomskip.physical_type"] == "BYTE_ARRAY"
+    assert meta["bloomskip.encoding"] == "parquet"
+    assert meta["bloomskip.hash"] == "xxhash64 seed 0"
+    assert meta["bloomskip.sizing"] == "exact"
+    # Zones of 1000 rows align with the 1000-row row groups: a pyarrow filter over the
+    # same rows, sized the same, is byte-identical.
+    src = lake / "part-2.parquet"
+    pq.write_table(
+        pq.read_table(src),
+        tmp_path / "with_bloom.parquet",
+        row_group_size=1000,
+        bloom_filter_options={"uid": {"ndv": 1000, "fpp": 0.01}},
+    )
+    theirs = {
+        f.row_group: f.filter
+        for f in read_bloom_filters(tmp_path / "with_bloom.parquet")
+        if f.column == 0 and f.filter is not None
+    }
+    ix = index.open(idx)
+    frag = next(r for r in ix.fragments().to_pylist() if r["path"].endswith("part-2.parquet"))
+    zones = ix.zones("uid").to_pylist()
+    mine = [z for z in zones if z["fragment_id"] == frag["fragment_id"]]
+    assert [(z["zone_start"], z["zone_length"]) for z in mine] == [
+        (0, 1000),
+        (1000, 1000),
+        (2000, 1000),
+    ]
+    for rg, z in enumerate(mine):
+        ours = Sbbf.from_bytes(z["bloom_filter_data"])
+        if ours.num_bytes == theirs[rg].num_bytes:
+            assert ours == theirs[rg]
+        rebuilt = Sbbf(ours.num_bytes)
+        rebuilt.insert(pq.read_table(src).column("uid")[rg * 1000 : (rg + 1) * 1000])
+        assert ours == rebuilt
+        assert z["ndv"] == 1000
+
+
+def test_default_sizing_is_lances_32_kib_per_zone_and_exact_shrinks_low_cardinality(lake, tmp_path):
+    index.build(lake, ["low", "k"], tmp_path / "a")
+    index.build(lake, ["low", "k"], tmp_path / "b", sizing="exact")
+    a, b = index.open(tmp_path / "a"), index.open(tmp_path / "b")
+    assert {len(x) for x in a.zones("low").column("bloom_filter_data").to_pylist()} == {32768}
+    assert num_bytes_for(8192, 0.00057, "putze") == 32768
+    low = b.zones("low").to_pylist()
+    assert all(z["ndv"] == 5 for z in low)
+    assert {len(z["bloom_filter_data"]) for z in low} == {num_bytes_for(5, 0.00057, "putze")}
+    sa, sb = a.status()["columns"], b.status()["columns"]
+    assert sb["low"]["bytes_per_row"] < sa["low"]["bytes_per_row"] / 100
+    assert sb["k"]["predicted_fpp_max"] <= 0.00057
+
+
+def test_manifest_records_column_type_encoding_hash_sizing_and_version(lake, tmp_path):
+    index.build(lake, "opt", tmp_path / "idx", fpp=0.001)
+    raw = json.loads(open(store.manifest_path(str(tmp_path / "idx"), 1)).read())
+    assert raw["format"] == "bloomskip.zone-index" and raw["format_version"] == 1
+    col = raw["columns"]["opt"]
+    assert col["arrow_type"] == "int32" and col["physical"]["physical_type"] == "INT32"
+    assert (col["hash"], col["seed"], col["sizing"], col["fpp"]) == ("xxhash64", 0, "putze", 0.001)
+    assert raw["zoning"] == {"zone_rows": 8192, "align": "rows"}
+
+
+def test_zone_bounds_never_cross_files_or_row_groups():
+    assert zone_bounds(10000, 8192, None).tolist() == [0, 8192, 10000]
+    assert zone_bounds(0, 8192, None).tolist() == [0]
+    assert zone_bounds(10, 4, [3, 7]).tolist() == [0, 3, 7, 10]
+    assert zone_bounds(9000, 8192, [5000, 4000]).tolist() == [0, 5000, 9000]
+
+
+def test_align_row_groups_cuts_at_every_row_group(lake, tmp_path):
+    index.build(lake, "k", tmp_path / "idx", zone_rows=700, align="row_groups")
+    z = index.open(tmp_path / "idx").zones("k").to_pylist()
+    starts = sorted({(r["zone_start"], r["zone_length"]) for r in z})
+    assert starts == [(0, 700), (700, 300), (1000, 700), (1700, 300), (2000, 700), (2700, 300)]
+
+
+# ----------------------------------------------------------------------------- queries
+
+
+def test_equals_in_and_or_find_the_zone_and_skip_the_rest(lake, tmp_path):
+    index.build(lake, ["uid", "k"], tmp_path / "idx", zone_rows=1000)
+    ix = index.open(tmp_path / "idx")
+    p2 = str(lake / "part-2.parquet")
+    res = ix.query("uid = 'u-2-1500'")
+    assert [(f.path, f.zones) for f in res.files] == [(p2, [(1000, 1000)])]
+    assert res.files_total == 4 and res.zones_total == 12 and res.zones_candidate == 1
+    assert ix.query("uid = 'nope'").files == []
+    k = _table(3).column("k")[2999].as_py()
+    res = ix.query(f"uid IN ('u-0-0', 'u-1-999') OR k = {k}")
+    got = {(os.path.basename(f.path), tuple(f.zones)) for f in res.files}
+    assert got == {
+        ("part-0.parquet", ((0, 1000),)),
+        ("part-1.parquet", ((0, 1000),)),
+        ("part-3.parquet", ((2000, 1000),)),
+    }
+    assert ix.query(f"uid = 'u-3-2999' AND k = {k}").paths == [str(lake / "part-3.parquet")]
+    assert ix.query(f"uid = 'u-2-2999' AND k = {k}").files == []
+
+
+def test_null_predicates_use_has_null_and_ndv(lake, tmp_path):
+    index.build(lake, ["opt", "uid"], tmp_path / "idx", zone_rows=1000)
+    ix = index.open(tmp_path / "idx")
+    res = ix.query("opt IS NULL")  # rows 7, 507, 1007, ... : every zone has a null
+    assert res.zones_candidate == 12
+    assert ix.query("uid IS NULL").files == []
+    assert ix.query("uid IS NOT NULL").zones_candidate == 12
+    assert ix.query("opt = NULL").files == []  # never true
+
+
+def test_what_the_index_cannot_answer_may_match_and_says_why(lake, tmp_path):
+    index.build(lake, ["uid", "k"], tmp_path / "idx", zone_rows=1000)
+    ix = index.open(tmp_path / "idx")
+    for sql in ["uid != 'x'", "k NOT IN (1, 2)", "payload > 0.5", "k > 5", "NOT (uid = 'u-0-1')"]:
+        res = ix.query(sql)
+        assert len(res.files) == 4 and res.notes, sql
+    res = ix.query("uid = 'u-0-1' AND payload > 0.5")
+    assert res.paths == [str(lake / "part-0.parquet")]
+    res = ix.query("k = 'not a number'")
+    assert len(res.files) == 4 and "may match" in res.notes[0]
+    with pytest.raises(PredicateError):
+        ix.query("nope = 1")
+
+
+def test_long_in_list_stops_using_the_index_when_its_compounded_fpp_is_useless(lake, tmp_path):
+    index.build(lake, ["k"], tmp_path / "idx", zone_rows=1000, fpp=0.01)
+    ix = index.open(tmp_path / "idx")
+    few = ix.query("k IN (" + ", ".join(str(-i) for i in range(1, 11)) + ")")
+    assert few.files == [] and not few.notes  # 1-(0.99)^10 = 0.096
+    many = ix.query("k IN (" + ", ".join(str(-i) for i in range(1, 101)) + ")")
+    assert len(many.files) == 4 and "0.63 > max_in_fpp 0.5" in many.notes[0]
+    used = ix.query("k IN (" + ", ".join(str(-i) for i in range(1, 101)) + ")", max_in_fpp=0.7)
+    assert not used.notes and used.zones_candidate < used.zones_total  # some false positives
+
+
+# ----------------------------------------------------------------------------- staleness
+
+
+def test_added_rewritten_and_deleted_files_after_indexing(lake, tmp_path):
+    index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000)
+    new = lake / "sub" / "part-9.parquet"
+    new.parent.mkdir()
+    pq.write_table(_table(9), new)
+    t = _table(5)
+    p1 = lake / "part-1.parquet"
+    st = os.stat(p1)
+    pq.write_table(t, p1, row_group_size=1000)  # part-1 now holds u-5-*
+    os.utime(p1, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    os.unlink(lake / "part-3.parquet")
+    ix = index.open(tmp_path / "idx")
+    res = ix.query("uid IN ('u-9-5', 'u-5-5', 'u-3-5')")
+    reasons = {os.path.basename(f.path): f.reason for f in res.files}
+    assert reasons == {"part-9.parquet": "not indexed", "part-1.parquet": "changed since indexing"}
+    assert ix.status()["stale_files"] == [str(p1)]
+    # A refresh indexes the new and changed files and leaves the others untouched.
+    opened = []
+    real = index.build.__globals__["index_file"]
+
+    def spy(src, f, cols, zoning):
+        opened.append(os.path.basename(f.path))
+        return real(src, f, cols, zoning)
+
+    index.build.__globals__["index_file"] = spy
+    try:
+        rep = index.refresh(tmp_path / "idx")
+    finally:
+        index.build.__globals__["index_file"] = real
+    assert sorted(opened) == ["part-1.parquet", "part-9.parquet"]
+    assert (rep.files_indexed, rep.files_unchanged, rep.files_dropped) == (2, 2, 2)
+    ix = index.open(tmp_path / "idx")
+    res = ix.query("uid IN ('u-9-5', 'u-5-5', 'u-3-5', 'u-1-5')")
+    assert {(os.path.basename(f.path), f.reason) for f in res.files} == {
+        ("part-9.parquet", "1 of 3 zones may match"),
+        ("part-1.parquet", "1 of 3 zones may match"),
+    }
+    st = ix.status()
+    assert st["coverage"] == 1.0 and st["files_indexed"] == 4 and st["version"] == 2
+
+
+def test_adding_a_column_later_indexes_every_current_file_for_it(lake, tmp_path):
+    index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000)
+    index.build(lake, ["k"], tmp_path / "idx", zone_rows=1000)
+    ix = index.open(tmp_path / "idx")
+    assert set(ix.columns) == {"uid", "k"} and ix.version == 2
+    k = _table(0).column("k")[10].as_py()
+    assert ix.query(f"k = {k} AND uid = 'u-0-10'").files[0].zones == [(0, 1000)]
+    with pytest.raises(InvalidParameterError, match="shares its zones"):
+        index.build(lake, ["low"], tmp_path / "idx", zone_rows=500)
+    with pytest.raises(InvalidParameterError, match="already indexed"):
+        index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000, fpp=0.1)
+
+
+def test_a_file_whose_column_does_not_convert_stays_a_candidate(lake, tmp_path):
+    index.build(lake, ["k"], tmp_path / "idx", zone_rows=1000)
+    bad = lake / "part-7.parquet"
+    t = _table(7).set_column(1, "k", pa.array([f"x{i}" for i in range(3000)]))
+    pq.write_table(t, bad)
+    rep = index.refresh(tmp_path / "idx")
+    assert len(rep.failed) == 1 and "does not convert exactly" in rep.failed[0][1]
+    res = index.open(tmp_path / "idx").query("k = 5")
+    assert [(os.path.basename(f.path), f.zones) for f in res.files] == [("part-7.parquet", None)]
+
+
+def test_unreadable_file_is_reported_and_always_a_candidate(lake, tmp_path):
+    (lake / "broken.parquet").write_bytes(b"PAR1 garbage")
+    rep = index.build(lake, ["k"], tmp_path / "idx")
+    assert [os.path.basename(p) for p, _ in rep.failed] == ["broken.parquet"]
+    res = index.open(tmp_path / "idx").query("k = 5")
+    assert [(os.path.basename(f.path), f.reason) for f in res.files] == [
+        ("broken.parquet", "not indexed")
+    ]
+
+
+def test_orc_sources_and_mixed_types(tmp_path):
+    d = tmp_path / "lake"
+    d.mkdir()
+    orc.write_table(_table(0), str(d / "a.orc"))
+    t = _table(1)
+    pq.write_table(t.set_column(1, "k", t.column("k")), d / "b.parquet")
+    index.build(d, ["uid", "k"], tmp_path / "idx", zone_rows=1000, align="row_groups")
+    ix = index.open(tmp_path / "idx")
+    assert {r["format"] for r in ix.fragments().to_pylist()} == {"orc", "parquet"}
+    assert [os.path.basename(p) for p in ix.query("uid = 'u-0-2500'").paths] == ["a.orc"]
+    assert ix.query("uid = 'u-0-2500'").files[0].zones == [(2000, 1000)]
+
+
+def test_arrow_encoding_hashes_int16_at_two_bytes_as_lance(lake, tmp_path):
+    index.build(lake, ["low"], tmp_path / "idx", encoding="arrow", sizing="exact")
+    ix = index.open(tmp_path / "idx")
+    z = ix.zones("low").to_pylist()[0]
+    lance_like = Sbbf(len(z["bloom_filter_data"]), encoding="arrow")
+    lance_like.insert(_table(0).column("low"))
+    assert Sbbf.from_bytes(z["bloom_filter_data"], encoding="arrow") == lance_like
+    assert ix.columns["low"].physical is None
+    assert len(ix.query("low = 3").files) == 4 and ix.query("low = 7").files == []
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_errors_are_typed_and_name_the_problem(lake, tmp_path):
+    with pytest.raises(IndexNotFoundError):
+        index.open(tmp_path / "nothing")
+    with pytest.raises(SourceError, match="does not exist"):
+        index.build(tmp_path / "missing", ["k"], tmp_path / "i1")
+    with pytest.raises(InvalidParameterError, match="no column"):
+        index.build(lake, ["nope"], tmp_path / "i2")
+    with pytest.raises(InvalidParameterError, match="sizing"):
+        index.build(lake, ["k"], tmp_path / "i3", sizing="fancy")
+    with pytest.raises(InvalidParameterError, match="zone_rows"):
+        index.build(lake, ["k"], tmp_path / "i3", zone_rows=0)
+    with pytest.raises(SourceError, match="local or mounted"):
+        index.build(lake, ["k"], "s3://bucket/idx")
+    nested = tmp_path / "nested"
+    nested.mkdir()
+    pq.write_table(pa.table({"l": [[1, 2]]}), nested / "a.parquet")
+    with pytest.raises(UnsupportedTypeError, match="non-nested"):
+        index.build(nested, ["l"], tmp_path / "i4")
+    index.build(lake, ["k"], tmp_path / "idx")
+    with pytest.raises(InvalidParameterError, match="indexes"):
+        index.build(nested, ["l"], tmp_path / "idx")
+    path = store.manifest_path(str(tmp_path / "idx"), 1)
+    with open(path, "w") as fh:
+        fh.write("{not json")
+    with pytest.raises(CorruptFileError, match="not JSON"):
+        index.open(tmp_path / "idx")
+
+
+def test_missing_or_corrupt_index_table_is_a_typed_error(lake, tmp_path):
+    index.build(lake, ["k"], tmp_path / "idx")
+    m = store.read_manifest(str(tmp_path / "idx"))
+    seg = tmp_path / "idx" / m.columns["k"].segments[0].zones
+    seg.write_bytes(b"garbage")
+    with pytest.raises(CorruptFileError, match="unreadable index table"):
+        index.open(tmp_path / "idx").query("k = 1")
+    os.unlink(seg)
+    with pytest.raises(CorruptFileError, match="missing"):
+        index.open(tmp_path / "idx").query("k = 1")
+
+
+def test_malformed_filters_in_the_zone_table_may_match(lake, tmp_path):
+    index.build(lake, ["k"], tmp_path / "idx", zone_rows=1000, file_filters=False)
+    m = store.read_manifest(str(tmp_path / "idx"))
+    rel = m.columns["k"].segments[0].zones
+    t = pq.read_table(tmp_path / "idx" / rel)
+    data = t.column("bloom_filter_data").to_pylist()
+    data[0] = b"\x00" * 33  # not whole blocks
+    data[1] = b""
+    t = t.set_column(4, "bloom_filter_data", pa.array(data, pa.binary()))
+    pq.write_table(t, tmp_path / "idx" / rel)
+    res = index.open(tmp_path / "idx").query("k = -1")
+    assert res.zones_candidate == 2
+
+
+def test_vacuum_removes_unreferenced_tables_only(lake, tmp_path):
+    index.build(lake, ["k"], tmp_path / "idx")
+    pq.write_table(_table(8), lake / "part-8.parquet")
+    index.refresh(tmp_path / "idx")
+    orphan = tmp_path / "idx" / "columns" / "orphan.zones.parquet"
+    orphan.write_bytes(b"x")
+    removed = index.vacuum(tmp_path / "idx", keep_versions=1, min_age_s=0)
+    assert "columns/orphan.zones.parquet" in removed
+    assert store.versions(str(tmp_path / "idx")) == [2]
+    k = _table(8).column("k")[0].as_py()
+    assert index.open(tmp_path / "idx").query(f"k = {k}").paths == [str(lake / "part-8.parquet")]
