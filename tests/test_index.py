@@ -136,7 +136,8 @@ def test_default_sizing_is_lances_32_kib_per_zone_and_exact_shrinks_low_cardinal
 
 def test_manifest_records_column_type_encoding_hash_sizing_and_version(lake, tmp_path):
     index.build(lake, "opt", tmp_path / "idx", fpp=0.001)
-    raw = json.loads(open(store.manifest_path(str(tmp_path / "idx"), 1)).read())
+    with open(store.manifest_path(str(tmp_path / "idx"), 1)) as fh:
+        raw = json.load(fh)
     assert raw["format"] == "bloomskip.zone-index" and raw["format_version"] == 1
     col = raw["columns"]["opt"]
     assert col["arrow_type"] == "int32" and col["physical"]["physical_type"] == "INT32"
