@@ -7,6 +7,7 @@ bloomskip inspect FILE               the bloom filters of a Parquet file
 bloomskip probe FILE -c COL VALUE..  ask each row group's bloom filter for values
 bloomskip prune FILE --where SQL     the row groups that may hold matching rows
 bloomskip add-bloom SRC [DST] -c C   add bloom filters without rewriting the data
+bloomskip index build|refresh|query|status|vacuum   a zone index over a whole lake
 """
 
 from __future__ import annotations
@@ -371,6 +372,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--progress", action="store_true", help="progress bar even without a TTY")
     a.add_argument("--json", action="store_true", help="print one JSON object")
     a.set_defaults(func=_cmd_add_bloom)
+
+    from bloomskip.index.commands import register
+
+    register(sub)
     return p
 
 

@@ -126,7 +126,8 @@ def resolve(source: str | os.PathLike | Sequence[str | os.PathLike]) -> Source:
             raise SourceError(f"{text}: every file of a source must be on one file system")
         paths.append(p.rstrip("/") or "/")
     assert fs is not None
-    uri = os.fspath(source) if isinstance(source, str | os.PathLike) else ",".join(paths)
+    single = isinstance(source, str | os.PathLike) and "://" in os.fspath(source)
+    uri = os.fspath(source) if single else ",".join(paths)  # local paths: absolute
     return Source(uri=uri, filesystem=fs, paths=tuple(paths))
 
 
