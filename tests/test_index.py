@@ -387,3 +387,21 @@ def test_vacuum_removes_unreferenced_tables_only(lake, tmp_path):
     assert store.versions(str(tmp_path / "idx")) == [2]
     k = _table(8).column("k")[0].as_py()
     assert index.open(tmp_path / "idx").query(f"k = {k}").paths == [str(lake / "part-8.parquet")]
+
+
+def test_another_engine_running_the_per_file_function_gives_the_same_bytes(lake, tmp_path):
+    """What a Spark task does: run ``index_file`` in another process, hand back the result."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    def in_processes(src, files, cols, zoning):
+        with ProcessPoolExecutor(2) as pool:
+            n = len(files)
+            yield from pool.map(index.index_file, [src] * n, files, [cols] * n, [zoning] * n)
+
+    index.build(lake, ["uid", "opt"], tmp_path / "a", zone_rows=700, sizing="exact")
+    index.build(lake, ["uid", "opt"], tmp_path / "b", zone_rows=700, sizing="exact",
+                index_files=in_processes)  # fmt: skip
+    a, b = index.open(tmp_path / "a"), index.open(tmp_path / "b")
+    for col in ("uid", "opt"):
+        assert a.zones(col).equals(b.zones(col))
+    assert a.fragments().equals(b.fragments())
