@@ -18,17 +18,22 @@ from bloomskip.sbbf.kernels import _check_one, _insert_one
 _U64 = np.uint64
 
 
-@njit(**KERNEL)
 def sort_runs_count_distinct(hashes, bounds, ndv):
     """Sort each run ``hashes[bounds[z]:bounds[z+1]]`` in place; ``ndv[z]`` = its
     distinct count. Sorted runs also make the inserts walk blocks in order, and a
-    later stable (merge) sort of the whole array cheap."""
+    later stable (merge) sort of the whole array cheap. numpy's sort (SIMD) is ~10x
+    numba's here, so only the counting is compiled."""
     for z in range(bounds.shape[0] - 1):
-        run = hashes[bounds[z] : bounds[z + 1]]
-        run.sort()
+        hashes[bounds[z] : bounds[z + 1]].sort()
+    _count_runs(hashes, bounds, ndv)
+
+
+@njit(**KERNEL)
+def _count_runs(hashes, bounds, ndv):
+    for z in range(bounds.shape[0] - 1):
         n = 0
-        for i in range(run.shape[0]):
-            if i == 0 or run[i] != run[i - 1]:
+        for i in range(bounds[z], bounds[z + 1]):
+            if i == bounds[z] or hashes[i] != hashes[i - 1]:
                 n += 1
         ndv[z] = n
 

@@ -410,7 +410,11 @@ class ZoneIndex:
             return
         data = {c: self._column(c) for c in cols}
         # The zone universe: every zone any referenced column holds for these files.
-        keys = np.unique(np.concatenate([d.key for d in data.values()]))
+        if len(data) == 1:
+            keys = next(iter(data.values())).key  # sorted and unique already
+        else:  # a sort and a neighbour test: np.unique hashes, ~20x slower here
+            keys = np.sort(np.concatenate([d.key for d in data.values()]))
+            keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
         keys = keys[np.isin(keys >> _KEY_SHIFT, fids)]
         zfile = np.searchsorted(fids, keys >> _KEY_SHIFT)
         ctx = _Context(self, bound, fids, keys, zfile, data, max_in_fpp, res.notes)
