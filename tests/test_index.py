@@ -405,3 +405,33 @@ def test_another_engine_running_the_per_file_function_gives_the_same_bytes(lake,
     for col in ("uid", "opt"):
         assert a.zones(col).equals(b.zones(col))
     assert a.fragments().equals(b.fragments())
+
+
+def test_a_build_that_loses_a_race_checks_the_winners_settings(lake, tmp_path):
+    """Two builds with different zonings race on one directory: the loser must not commit
+    its zoning over the winner's zones (found by the crash tests' review)."""
+    import threading
+
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def run(zone_rows: int, cols: list[str]) -> None:
+        barrier.wait()
+        try:
+            index.build(lake, cols, tmp_path / "idx", zone_rows=zone_rows, threads=1)
+        except InvalidParameterError as e:
+            errors.append(e)
+
+    threads = [
+        threading.Thread(target=run, args=(512, ["uid"])),
+        threading.Thread(target=run, args=(1024, ["uid", "k"])),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(errors) == 1 and "shares its zones" in str(errors[0])
+    ix = index.open(tmp_path / "idx")
+    rows = ix.manifest.zoning.zone_rows
+    for col in ix.columns:
+        assert max(ix.zones(col).column("zone_length").to_pylist()) == rows

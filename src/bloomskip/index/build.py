@@ -124,26 +124,9 @@ def build(
     zoning = Zoning(zone_rows, align)
     root = store.local_dir(index_path)
     src = resolve(source)
-    base = None if overwrite else _latest(root)
-    if base is not None:
-        if base.source != src.to_json():
-            raise InvalidParameterError(
-                f"{root} indexes {base.source['uri']}, not {src.uri}; use another "
-                "directory or overwrite=True"
-            )
-        if base.zoning != zoning:
-            raise InvalidParameterError(
-                f"{root} cuts zones as {base.zoning}, not {zoning}: every column of an "
-                "index shares its zones; use another directory or overwrite=True"
-            )
-        for n in names:
-            old = base.columns.get(n)
-            if old is not None and (old.sizing, old.fpp, old.encoding) != (sizing, fpp, encoding):
-                raise InvalidParameterError(
-                    f"{n} is already indexed with sizing={old.sizing}, fpp={old.fpp}, "
-                    f"encoding={old.encoding}; use overwrite=True to rebuild"
-                )
     settings = {"fpp": float(fpp), "sizing": sizing, "encoding": encoding, "ff": file_filters}
+    if not overwrite:  # fail before reading any file; checked again on every commit attempt
+        _check_compatible(_latest(root), root, src, zoning, names, settings)
     return _update(
         root,
         src,
@@ -171,7 +154,7 @@ def refresh(
     return _update(
         root,
         from_json(base.source),
-        base.zoning,
+        None,
         [],
         {},
         overwrite=False,
@@ -184,6 +167,37 @@ def refresh(
 # ----------------------------------------------------------------------------- planning
 
 
+def _check_compatible(
+    base: Manifest | None,
+    root: str,
+    src: Source,
+    zoning: Zoning,
+    names: list[str],
+    settings: dict[str, Any],
+) -> None:
+    """Raise if ``build`` would mix another source, zoning or column settings into ``base``."""
+    if base is None:
+        return
+    if base.source != src.to_json():
+        raise InvalidParameterError(
+            f"{root} indexes {base.source['uri']}, not {src.uri}; use another "
+            "directory or overwrite=True"
+        )
+    if base.zoning != zoning:
+        raise InvalidParameterError(
+            f"{root} cuts zones as {base.zoning}, not {zoning}: every column of an "
+            "index shares its zones; use another directory or overwrite=True"
+        )
+    for n in names:
+        old = base.columns.get(n)
+        wanted = (settings["sizing"], settings["fpp"], settings["encoding"])
+        if old is not None and (old.sizing, old.fpp, old.encoding) != wanted:
+            raise InvalidParameterError(
+                f"{n} is already indexed with sizing={old.sizing}, fpp={old.fpp}, "
+                f"encoding={old.encoding}; use overwrite=True to rebuild"
+            )
+
+
 def _latest(root: str) -> Manifest | None:
     try:
         return store.read_manifest(root)
@@ -194,7 +208,7 @@ def _latest(root: str) -> Manifest | None:
 def _update(
     root: str,
     src: Source,
-    zoning: Zoning,
+    zoning: Zoning | None,
     names: list[str],
     settings: dict[str, Any],
     *,
@@ -210,6 +224,14 @@ def _update(
         versions = store.versions(root)
         base = None if overwrite or not versions else store.read_manifest(root, versions[-1])
         next_version = (versions[-1] + 1) if versions else 1
+        if base is not None and base.source != src.to_json():
+            raise InvalidParameterError(f"{root} now indexes {base.source['uri']}, not {src.uri}")
+        if zoning is None:  # refresh: the committed zoning, whoever committed last
+            if base is None:
+                raise IndexNotFoundError(f"{root}: no zone index here to refresh")
+            zoning = base.zoning
+        elif not overwrite:  # build: the version we commit on may be another writer's
+            _check_compatible(base, root, src, zoning, names, settings)
         listing = src.list()
         schema = base.schema if base is not None else _source_schema(src, listing)
         columns = dict(base.columns) if base is not None else {}

@@ -190,6 +190,12 @@ def vacuum(root: str, *, keep_versions: int = 5, min_age_s: float = 3600.0) -> l
         if v not in keep:
             os.unlink(manifest_path(root, v))
             removed.append(os.path.relpath(manifest_path(root, v), root))
+    manifests = os.path.join(root, MANIFESTS)
+    for name in os.listdir(manifests) if os.path.isdir(manifests) else []:
+        path = os.path.join(manifests, name)
+        if name.startswith(".tmp-") and now - os.path.getmtime(path) >= min_age_s:
+            os.unlink(path)  # left by a commit killed before it linked its manifest
+            removed.append(f"{MANIFESTS}/{name}")
     for rel in _tables(root):
         path = os.path.join(root, rel)
         if rel not in live and now - os.path.getmtime(path) >= min_age_s:
