@@ -435,3 +435,26 @@ def test_a_build_that_loses_a_race_checks_the_winners_settings(lake, tmp_path):
     rows = ix.manifest.zoning.zone_rows
     for col in ix.columns:
         assert max(ix.zones(col).column("zone_length").to_pylist()) == rows
+
+
+def test_segments_are_merged_past_eight_and_dropped_files_go(lake, tmp_path):
+    index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000)
+    for i in range(10, 20):
+        pq.write_table(_table(i, 100), lake / f"part-{i}.parquet")
+        if i == 15:
+            os.unlink(lake / "part-10.parquet")
+        index.refresh(tmp_path / "idx")
+    m = store.read_manifest(str(tmp_path / "idx"))
+    assert len(m.columns["uid"].segments) <= 8
+    ix = index.open(tmp_path / "idx")
+    live = set(ix.fragments().column("fragment_id").to_pylist())
+    assert set(ix.zones("uid").column("fragment_id").to_pylist()) == live
+    assert not any(p.endswith("part-10.parquet") for p in ix.fragments().column("path").to_pylist())
+    on_disk = sum(
+        pq.read_metadata(tmp_path / "idx" / s.zones).num_rows for s in m.columns["uid"].segments
+    )
+    assert on_disk < 3 * 4 + 10  # the merge dropped part-10's zone
+    for i in (0, 11, 15, 19):
+        assert ix.query(f"uid = 'u-{i}-50'").paths == [str(lake / f"part-{i}.parquet")]
+    assert ix.query("uid = 'u-10-50'").files == []
+    assert ix.status()["columns"]["uid"]["files"] == 13

@@ -362,11 +362,7 @@ class ZoneIndex:
                 if r is None:
                     res.files.append(FileCandidate(src.uri_of(f.path), "not indexed"))
                 elif (r["size"], r["mtime_ns"]) != (f.size, f.mtime_ns):
-                    res.files.append(
-                        FileCandidate(
-                            src.uri_of(f.path), "changed since indexing", r["num_rows"], None
-                        )
-                    )
+                    res.files.append(FileCandidate(src.uri_of(f.path), "changed since indexing"))
                 else:
                     indexed.append(r)
         else:
