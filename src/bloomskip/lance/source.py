@@ -20,7 +20,6 @@ fragment ids are Lance's.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -100,8 +99,3 @@ class LanceSource(Source):
         if addr.size and ((addr >> np.uint64(32)) != np.uint64(fid)).any():
             raise BloomskipError(f"{file.path}: row addresses of another fragment")
         return "lance", table.select(names), (addr & _OFFSET_MASK).astype(np.int64)
-
-
-def lance_source(path: str) -> Any:
-    """A :class:`LanceSource` for the dataset at ``path``."""
-    return LanceSource.at(path)
