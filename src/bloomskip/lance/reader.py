@@ -18,10 +18,10 @@ Follows ``zone-index.md`` section 1 (Lance's bloom filter scalar index, pylance 
 Evaluation is :func:`bloomskip.index.query.evaluate`, the zone index's own vectorized
 evaluator, so ``=``, ``IN`` and ``IS [NOT] NULL`` under AND/OR follow the same rules
 (NOT rewritten away, long IN lists, literal conversion). Indexes of different columns
-may cut zones differently (``number_of_items``, training time): their zones are split at
-every boundary of any of them into common *intervals*, each probed with the filter of the
-zone holding it, so AND and OR combine row ranges exactly. With equal zoning the
-intervals are Lance's zones.
+may cut zones differently (``number_of_items``, training time): the zones of the columns a
+predicate uses are split at every boundary of any of them into common *intervals*, each
+probed with the filter of the zone holding it, so AND and OR combine row ranges exactly.
+With one column, or equal zoning, the intervals are Lance's zones.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bloomskip.errors import CorruptFileError, IndexNotFoundError, UnsupportedFileError
-from bloomskip.expr.bind import Column, bind
+from bloomskip.expr.bind import Column, bind, referenced
 from bloomskip.expr.expressions import Expression
 from bloomskip.index.layout import ColumnIndex
 from bloomskip.index.query import (
@@ -110,7 +110,7 @@ class LanceIndex:
         self.dataset = dataset
         self.indexes = indexes  # by column
         self._fragments = fragments(dataset)
-        self._data: dict[str, Any] | None = None
+        self._data: dict[frozenset[str], dict[str, Any]] = {}
         self.notes: list[str] = [n for ix in indexes.values() for n in ix.notes]
 
     @property
@@ -156,18 +156,21 @@ class LanceIndex:
                     )
                 )
         res.files_total = len(self._fragments)
-        data = self._interval_data()
+        used = frozenset(r.name for r in referenced(bound) if r.name in self.indexes)
+        data = self._interval_data(used)
         evaluate(bound, indexed, res, max_in_fpp, self.columns, data.__getitem__, str)
         res.notes.extend(n for n in self.notes if n not in res.notes)
         res.files.sort(key=lambda c: c.fragment_id if c.fragment_id is not None else -1)
         res.seconds = time.perf_counter() - t0
         return res
 
-    def _interval_data(self) -> dict[str, Any]:
-        if self._data is None:
-            tables = common_intervals({c: ix.zones for c, ix in self.indexes.items()})
-            self._data = {c: column_data(c, t) for c, t in tables.items()}
-        return self._data
+    def _interval_data(self, used: frozenset[str]) -> dict[str, Any]:
+        """The zones of the ``used`` columns split into their common intervals (one
+        column: its zones as Lance wrote them)."""
+        if used not in self._data:
+            tables = common_intervals({c: self.indexes[c].zones for c in sorted(used)})
+            self._data[used] = {c: column_data(c, t) for c, t in tables.items()}
+        return self._data[used]
 
     def describe(self) -> dict[str, Any]:
         """A JSON-ready description of every index: parameters, segments, zones, sizes."""
