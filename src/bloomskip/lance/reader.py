@@ -2,12 +2,13 @@
 
 Follows ``zone-index.md`` section 1 (Lance's bloom filter scalar index, pylance 14):
 
-* an index is found through the dataset's index metadata (``ds.list_indices()``): one
-  entry per *segment*, with its uuid, the indexed field and ``fragment_ids``, the
-  fragments the segment covers. Its zones are ``_indices/<uuid>/bloomfilter.lance``,
-  read with ``lance.file.LanceFileReader``: ``fragment_id, zone_start, zone_length (u64),
-  has_null (bool), bloom_filter_data (binary: a raw SBBF bitset, no header)`` with the
-  schema metadata ``bloomfilter_item`` and ``bloomfilter_probability``;
+* an index is found through the dataset's index metadata (``ds.describe_indices()``,
+  ``list_indices()`` before pylance 14): one entry per *segment*, with its uuid, the
+  indexed field and ``fragment_ids``, the fragments the segment covers. Its zones are
+  ``_indices/<uuid>/bloomfilter.lance``, read with ``lance.file.LanceFileReader``:
+  ``fragment_id, zone_start, zone_length (u64), has_null (bool), bloom_filter_data
+  (binary: a raw SBBF bitset, no header)`` with the schema metadata
+  ``bloomfilter_item`` and ``bloomfilter_probability``;
 * values are hashed as Lance hashes them (xxHash64 seed 0 of the Arrow-width bytes:
   ``encoding="arrow"``), so bloomskip's SBBF probes Lance's bitsets directly;
 * a zone covers the row offsets ``[zone_start, zone_start + zone_length)`` of its
@@ -239,13 +240,9 @@ def open_lance_index(
     uri = dataset_uri(dataset)
     ds = open_dataset(uri, version)
     wanted = [columns] if isinstance(columns, str) else columns
-    try:
-        listed = ds.list_indices()
-    except (OSError, ValueError, RuntimeError) as e:
-        raise CorruptFileError(f"{uri}: cannot list the dataset's indexes: {e}") from e
     by_name: dict[str, list[dict[str, Any]]] = {}
-    for entry in listed:
-        if entry.get("type") == INDEX_TYPE:
+    for entry in _segments(ds, uri):
+        if entry["type"] == INDEX_TYPE:
             by_name.setdefault(entry["name"], []).append(entry)
     live = {f.fragment_id for f in fragments(ds)}
     indexes: dict[str, LanceBloomIndex] = {}
@@ -266,6 +263,28 @@ def open_lance_index(
         what = f" on {', '.join(missing)}" if missing else ""
         raise IndexNotFoundError(f"{uri}: no Lance BLOOMFILTER index{what}")
     return LanceIndex(uri, ds, indexes)
+
+
+def _segments(ds: Any, uri: str) -> list[dict[str, Any]]:
+    """Every index segment of ``ds``: ``name, type, fields, uuid, fragment_ids, base_id``
+    (``describe_indices()`` of pylance 14; ``list_indices()`` of older versions)."""
+    try:
+        if hasattr(ds, "describe_indices"):
+            return [
+                {
+                    "name": d.name,
+                    "type": d.index_type,
+                    "fields": list(d.field_names),
+                    "uuid": str(seg.uuid),
+                    "fragment_ids": seg.fragment_ids,
+                    "base_id": seg.base_id,
+                }
+                for d in ds.describe_indices()
+                for seg in d.segments
+            ]
+        return list(ds.list_indices())
+    except (OSError, ValueError, RuntimeError, AttributeError) as e:
+        raise CorruptFileError(f"{uri}: cannot list the dataset's indexes: {e}") from e
 
 
 def _index_type(t: pa.DataType) -> pa.DataType:
