@@ -161,7 +161,7 @@ PREDICATES = [
     "f32 = 0.0",
     "f64 = 1000",
     "s = 'user-605'",
-    "s IN ('user-1000', 'user-14999', 'nope')",
+    "s IN ('user-1001', 'user-1002', 'user-14998', 'nope')",
     "b = X'e80300'",
     "d = date '1970-01-05'",
     "ts = timestamp '2023-11-14 22:30:00'",

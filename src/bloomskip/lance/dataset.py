@@ -100,11 +100,13 @@ def fragment_id_of(path: str) -> int | None:
 
 def fragments(ds: Any) -> list[FragmentInfo]:
     """Every fragment of ``ds``, by fragment id."""
-    out = []
-    for frag in ds.get_fragments():
-        meta = frag.metadata
-        out.append(FragmentInfo(int(frag.fragment_id), int(meta.physical_rows), _identity(meta)))
-    return sorted(out, key=lambda f: f.fragment_id)
+    return sorted((fragment_info(f) for f in ds.get_fragments()), key=lambda f: f.fragment_id)
+
+
+def fragment_info(frag: Any) -> FragmentInfo:
+    """The :class:`FragmentInfo` of one ``lance.LanceFragment``."""
+    meta = frag.metadata
+    return FragmentInfo(int(frag.fragment_id), int(meta.physical_rows), _identity(meta))
 
 
 def _identity(meta: Any) -> int:

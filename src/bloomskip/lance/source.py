@@ -27,7 +27,13 @@ import pyarrow.fs as pafs
 
 from bloomskip.errors import BloomskipError, SourceError
 from bloomskip.index.sources import Source, SourceFile
-from bloomskip.lance.dataset import dataset_uri, fragment_id_of, fragments, open_dataset
+from bloomskip.lance.dataset import (
+    dataset_uri,
+    fragment_id_of,
+    fragment_info,
+    fragments,
+    open_dataset,
+)
 
 _OFFSET_MASK = np.uint64(0xFFFFFFFF)
 
@@ -84,13 +90,13 @@ class LanceSource(Source):
         if fid is None:
             raise SourceError(f"{self.uri}: {file.path} does not name a fragment")
         ds = open_dataset(self.uri)
-        now = {f.fragment_id: f for f in fragments(ds)}.get(fid)
+        frag = ds.get_fragment(fid)
+        now = None if frag is None else fragment_info(frag)
         if now is None or (now.physical_rows, now.identity) != (file.size, file.mtime_ns):
             raise BloomskipError("changed while it was being indexed")
         missing = [n for n in names if ds.schema.get_field_index(n) < 0]
         if missing:
             raise BloomskipError(f"{self.uri}: no column {', '.join(missing)}")
-        frag = ds.get_fragment(fid)
         table = frag.to_table(columns=names, with_row_address=True)
         addr = table.column("_rowaddr").to_numpy().astype(np.uint64)
         if addr.size and (np.diff(addr.astype(np.int64)) <= 0).any():
