@@ -391,10 +391,12 @@ def test_vacuum_removes_unreferenced_tables_only(lake, tmp_path):
 
 def test_another_engine_running_the_per_file_function_gives_the_same_bytes(lake, tmp_path):
     """What a Spark task does: run ``index_file`` in another process, hand back the result."""
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     def in_processes(src, files, cols, zoning):
-        with ProcessPoolExecutor(2) as pool:
+        # spawn, not fork: a process that loaded pylance (other tests) is not fork-safe
+        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
             n = len(files)
             yield from pool.map(index.index_file, [src] * n, files, [cols] * n, [zoning] * n)
 

@@ -3,7 +3,7 @@
 bloomskip demo                       build and probe a 10M-value filter
 bloomskip size --ndv 1e6 --fpp 0.01  filter size under both sizing policies
 bloomskip hash --type int32 42       the xxHash64 a Parquet filter stores for a value
-bloomskip inspect FILE               the bloom filters of a Parquet file
+bloomskip inspect FILE               the bloom filters of a Parquet/ORC file or Lance dataset
 bloomskip probe FILE -c COL VALUE..  ask each row group's bloom filter for values
 bloomskip prune FILE --where SQL     the row groups that may hold matching rows
 bloomskip add-bloom SRC [DST] -c C   add bloom filters without rewriting the data
@@ -95,6 +95,10 @@ def _file_format(path: str) -> str:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
+    from bloomskip.lance.dataset import is_lance_dataset
+
+    if is_lance_dataset(args.file):
+        return _inspect_lance(args)
     if _file_format(args.file) == "orc":
         return _inspect_orc(args)
     from bloomskip.parquet.inspect import inspect_file
@@ -125,6 +129,43 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
                     f"{rg['row_group']:>4} {c['column'][:24]:24} {shown:8}"
                     + ("" if c["filter"] == "absent" else f"  {c['reason']}")
                 )
+    return 0
+
+
+def _inspect_lance(args: argparse.Namespace) -> int:
+    from bloomskip.lance import open_lance_index
+
+    report = open_lance_index(args.file).describe()
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(
+        f"{report['dataset']} (Lance, version {report['version']}): {report['fragments']} "
+        f"fragments, {report['rows_physical']:,} physical rows"
+    )
+    for ix in report["indexes"]:
+        sizes = ", ".join(f"{n:,} B" for n in ix["filter_sizes"])
+        print(
+            f"  {ix['name']} on {ix['column']} ({ix['arrow_type']}): BLOOMFILTER, "
+            f"number_of_items {ix['number_of_items']:,}, probability {ix['probability']:g}; "
+            f"{ix['zones']:,} zones of {sizes}, {ix['filter_bytes']:,} B of filters, "
+            f"{ix['disk_bytes']:,} B on disk; {len(ix['segments'])} segment(s); "
+            f"fill {ix['fill_mean']:.3f}, predicted fpp <= {ix['predicted_fpp_max']:.2g}"
+        )
+        if ix["uncovered_fragments"]:
+            print(f"    not covered (read in full): fragments {ix['uncovered_fragments']}")
+        print(
+            f"    {'fragment':>8} {'start':>10} {'length':>10} {'null':>5} {'bytes':>9} {'fill':>6}"
+        )
+        for z in ix["zone_list"][:20]:
+            print(
+                f"    {z['fragment_id']:>8} {z['zone_start']:>10,} {z['zone_length']:>10,} "
+                f"{'yes' if z['has_null'] else 'no':>5} {z['bytes']:>9,} {z['fill']:>6.3f}"
+            )
+        if len(ix["zone_list"]) > 20:
+            print(f"    ... and {len(ix['zone_list']) - 20} more zones (see --json)")
+    for n in report["notes"]:
+        print(f"  note: {n}")
     return 0
 
 
@@ -286,13 +327,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     i = sub.add_parser(
         "inspect",
-        help="the bloom filters of a Parquet file: per row group and column",
+        help="the bloom filters of a Parquet or ORC file (per row group and column) "
+        "or of a Lance dataset (per zone)",
         description="For every row group and column: whether a bloom filter is there "
         "(or why it is unusable), its size, fill ratio, estimated distinct values, "
         "predicted false-positive rate and position in the file.",
         epilog="example: bloomskip inspect events.parquet --json | jq '.row_groups[0]'",
     )
-    i.add_argument("file", help="a Parquet or ORC file")
+    i.add_argument("file", help="a Parquet or ORC file, or a Lance dataset directory")
     i.add_argument("--json", action="store_true", help="print one JSON object")
     i.set_defaults(func=_cmd_inspect)
 

@@ -62,3 +62,7 @@ class CommitConflictError(BloomskipError, RuntimeError):
 
 class SourceError(BloomskipError, OSError):
     """A data source (directory, file or URI) that cannot be listed or opened."""
+
+
+class MissingDependencyError(BloomskipError, ImportError):
+    """An optional dependency (an extra such as ``bloomskip[lance]``) is not installed."""

@@ -95,7 +95,7 @@ def build(
     sizing: str = "putze",
     align: str = "rows",
     file_filters: bool = True,
-    encoding: str = "parquet",
+    encoding: str | None = None,
     threads: int | None = None,
     progress: bool | None = None,
     overwrite: bool = False,
@@ -108,6 +108,8 @@ def build(
     zone sized for its own distinct count), ``align="row_groups"`` to never cut across a
     Parquet row group or ORC stripe. ``encoding="parquet"`` hashes the PLAIN bytes of the
     Parquet physical type (as Parquet's own filters); ``"arrow"`` the Arrow width, as Lance.
+    ``encoding=None``: ``"arrow"`` for a Lance dataset (its fragments are the files, and
+    the zones equal those of Lance's own BLOOMFILTER index), ``"parquet"`` otherwise.
 
     On an existing index, new columns are added (with the index's zoning) and the index is
     refreshed; ``overwrite=True`` replaces it. ``index_files`` lets another engine (Spark)
@@ -120,10 +122,12 @@ def build(
         raise InvalidParameterError(f"sizing must be one of {SIZINGS}, got {sizing!r}")
     if not isinstance(fpp, int | float) or not 0.0 < fpp < 1.0:
         raise InvalidParameterError(f"fpp must be strictly between 0 and 1, got {fpp!r}")
-    Encoding.parse(encoding)
     zoning = Zoning(zone_rows, align)
     root = store.local_dir(index_path)
     src = resolve(source)
+    if encoding is None:
+        encoding = "arrow" if src.scheme == "lance" else "parquet"
+    Encoding.parse(encoding)
     settings = {"fpp": float(fpp), "sizing": sizing, "encoding": encoding, "ff": file_filters}
     if not overwrite:  # fail before reading any file; checked again on every commit attempt
         _check_compatible(_latest(root), root, src, zoning, names, settings)
@@ -262,6 +266,7 @@ def _update(
                     done[(fz.file.identity, cols)] = fz
         report = BuildReport(root, next_version, list(columns), files_listed=len(listing))
         next_id = base.next_fragment_id if base is not None else 0
+        propose = getattr(src, "fragment_id_of", None)  # Lance: keep Lance's fragment ids
         new_rows: list[dict[str, Any]] = []
         work: list[tuple[FileZones, int]] = []
         for f, cols, fid in todo:
@@ -273,8 +278,9 @@ def _update(
                 if cz.error is not None:
                     report.failed.append((src.uri_of(f.path), cz.error))
             if fid is None:
-                fid = next_id
-                next_id += 1
+                want = propose(f.path) if propose is not None else None
+                fid = want if want is not None and want >= next_id else next_id
+                next_id = fid + 1  # ids are never reused: old segments may hold old ones
                 new_rows.append(
                     {
                         "fragment_id": fid,
@@ -343,7 +349,11 @@ def _thread_pool(threads: int | None, progress: bool | None):
 
 
 def _source_schema(src: Source, listing: list[SourceFile]) -> pa.Schema:
-    """The Arrow schema of the first readable file of the source."""
+    """The Arrow schema of the first readable file of the source (or the source's own,
+    for sources that have one: Lance datasets)."""
+    own = getattr(src, "arrow_schema", None)
+    if own is not None:
+        return own()
     import pyarrow.orc as orc
     import pyarrow.parquet as pq
 

@@ -14,7 +14,11 @@ An external bloom filter index over a whole lake of Parquet/ORC files, in the la
 of Lance's bloom filter index: one SBBF per zone of rows (default 8192 rows, FPP
 0.00057, Putze sizing), plus one filter per file. Queries answer which files - and which
 zones in them - may hold rows matching =, IN and IS [NOT] NULL predicates. Files added or
-changed since indexing are always candidates; 'refresh' indexes them."""
+changed since indexing are always candidates; 'refresh' indexes them.
+
+A Lance dataset directory works as SOURCE (its fragments are the files; zones and filters
+equal Lance's own BLOOMFILTER index), and as INDEX of 'query', which then answers from
+the BLOOMFILTER indexes Lance wrote (needs the bloomskip[lance] extra)."""
 
 _EPILOG = """\
 examples:
@@ -22,7 +26,9 @@ examples:
   bloomskip index build s3://bucket/events/ events.idx -c user_id --sizing exact
   bloomskip index query lake.idx "user_id = 'u_42' OR trace_id IN ('a', 'b')"
   bloomskip index refresh lake.idx
-  bloomskip index status lake.idx --json"""
+  bloomskip index status lake.idx --json
+  bloomskip index build events.lance events.idx -c user_id
+  bloomskip index query events.lance "user_id = 42"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -62,8 +68,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="row_groups: never cut across a Parquet row group or ORC stripe",
     )  # fmt: skip
     b.add_argument(
-        "--encoding", choices=("parquet", "arrow"), default="parquet",
-        help="parquet: hash PLAIN bytes of the physical type (default); arrow: as Lance",
+        "--encoding", choices=("parquet", "arrow"), default=None,
+        help="parquet: hash PLAIN bytes of the physical type (default); arrow: as Lance "
+        "(default for a Lance dataset)",
     )  # fmt: skip
     b.add_argument("--no-file-filters", action="store_true", help="no per-file filters")
     b.add_argument("--threads", type=int, help="reader threads (default: CPU count)")
@@ -92,7 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="example: bloomskip index query lake.idx \"user_id IN ('u_1', 'u_2')\" --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    q.add_argument("index")
+    q.add_argument("index", help="a zone index directory, or a Lance dataset (its own index)")
     q.add_argument("where", help="the SQL predicate")
     q.add_argument(
         "--max-in-fpp", type=float, default=0.5,
@@ -170,14 +177,21 @@ def _refresh(args: argparse.Namespace) -> int:
 
 def _query(args: argparse.Namespace) -> int:
     from bloomskip.index import open_index
+    from bloomskip.lance.dataset import is_lance_dataset
 
-    res = open_index(args.index).query(
-        args.where, check_source=not args.no_source_check, max_in_fpp=args.max_in_fpp
-    )
+    if is_lance_dataset(args.index):
+        from bloomskip.lance import open_lance_index
+
+        res = open_lance_index(args.index).query(args.where, max_in_fpp=args.max_in_fpp)
+    else:
+        res = open_index(args.index).query(
+            args.where, check_source=not args.no_source_check, max_in_fpp=args.max_in_fpp
+        )
     if args.json:
         print(json.dumps(res.to_json()))
         return 0
     print(f"{res.index} (version {res.version}): WHERE {res.predicate}")
+    noun = "fragments" if res.files and res.files[0].path.startswith("fragment:") else "files"
     for f in res.files:
         zones = (
             "whole file"
@@ -189,7 +203,7 @@ def _query(args: argparse.Namespace) -> int:
     for n in res.notes:
         print(f"  note: {n}")
     print(
-        f"{len(res.files)} of {res.files_total} files, {res.zones_candidate:,} of "
+        f"{len(res.files)} of {res.files_total} {noun}, {res.zones_candidate:,} of "
         f"{res.zones_total:,} zones may match; {res.rows_candidate:,} of "
         f"{res.rows_total:,} rows to read ({res.seconds * 1000:.1f} ms)"
     )

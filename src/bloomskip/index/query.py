@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,6 +179,11 @@ class _Filters:
             out[dest[i] : dest[i] + sizes[i]] = raw[start[i] : start[i] + sizes[i]]
         return _Filters(out.view(np.uint32), dest // 4, sizes // 4)
 
+    @staticmethod
+    def empty() -> _Filters:
+        z = np.zeros(0, np.int64)
+        return _Filters(np.zeros(0, np.uint32), z, z)
+
     def take(self, order: np.ndarray) -> _Filters:
         return _Filters(self.words, self.offsets[order], self.sizes[order])
 
@@ -209,17 +215,28 @@ def _load_column(root: str, col: ColumnIndex, live: np.ndarray) -> _ColumnData:
     live_arr = pa.array(live, type=pa.uint64())
     zt = _concat(root, [s.zones for s in col.segments], live_arr)
     ft = _concat(root, [s.files for s in col.segments], live_arr)
+    return column_data(col.name, zt, ft)
+
+
+def column_data(name: str, zt: pa.Table, ft: pa.Table | None = None) -> _ColumnData:
+    """One column's zones from in-memory tables: ``zt`` with the zone table's columns
+    (``fragment_id, zone_start, zone_length, has_null, bloom_filter_data, ndv``), ``ft``
+    the file table's (None or empty: no file filters, every file "may match")."""
+    if ft is None:
+        ft = pa.table({"fragment_id": pa.array([], pa.uint64())})
     frag = _u64(zt, "fragment_id")
     start = _u64(zt, "zone_start")
     if zt.num_rows and (frag.max() >= 1 << 24 or start.max() >= 1 << 40):
-        raise BloomskipError(f"{col.name}: zone addresses out of range")
+        raise BloomskipError(f"{name}: zone addresses out of range")
     key = (frag << _KEY_SHIFT) | start
     order = np.argsort(key, kind="stable")
     key = key[order]
     dup = np.zeros(key.shape[0], dtype=np.bool_)
     dup[1:] = key[1:] == key[:-1]  # a zone written twice: keep the first
     keep = order[~dup]
-    zones = _Filters.of(zt.column("bloom_filter_data")).take(keep)
+    zones = (
+        _Filters.of(zt.column("bloom_filter_data")).take(keep) if zt.num_rows else _Filters.empty()
+    )
     ffrag = _u64(ft, "fragment_id")
     forder = np.argsort(ffrag, kind="stable")
     fdup = np.zeros(forder.shape[0], dtype=np.bool_)
@@ -240,7 +257,9 @@ def _load_column(root: str, col: ColumnIndex, live: np.ndarray) -> _ColumnData:
         if ft.num_rows
         else np.zeros(0, np.bool_),
         file_ndv=_u64(ft, "ndv")[fkeep],
-        files=_Filters.of(ft.column("bloom_filter_data")).take(fkeep),
+        files=_Filters.of(ft.column("bloom_filter_data")).take(fkeep)
+        if ft.num_rows
+        else _Filters.empty(),
     )
 
 
@@ -382,79 +401,7 @@ class ZoneIndex:
         res: QueryResult,
         max_in_fpp: float,
     ) -> None:
-        src = self.source
-        fids = np.array([r["fragment_id"] for r in indexed], dtype=np.uint64)
-        res.rows_total = sum(r["num_rows"] for r in indexed) + sum(
-            f.num_rows or 0 for f in res.files
-        )
-        cols = [r.name for r in referenced(bound) if r.name in self.columns]
-        if not cols:
-            for r in indexed:
-                res.files.append(
-                    FileCandidate(
-                        src.uri_of(r["path"]),
-                        "the predicate uses no indexed column",
-                        r["num_rows"],
-                        None,
-                        r["fragment_id"],
-                    )
-                )
-            res.notes.append(
-                f"{bound}: nothing the index answers (=, IN and IS [NOT] NULL on "
-                f"{', '.join(self.columns)})"
-            )
-            return
-        data = {c: self._column(c) for c in cols}
-        # The zone universe: every zone any referenced column holds for these files.
-        if len(data) == 1:
-            keys = next(iter(data.values())).key  # sorted and unique already
-        else:  # a sort and a neighbour test: np.unique hashes, ~20x slower here
-            keys = np.sort(np.concatenate([d.key for d in data.values()]))
-            keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
-        keys = keys[np.isin(keys >> _KEY_SHIFT, fids)]
-        zfile = np.searchsorted(fids, keys >> _KEY_SHIFT)
-        ctx = _Context(self, bound, fids, keys, zfile, data, max_in_fpp, res.notes)
-        ans = ctx.eval(bound)
-        res.zones_total = int(keys.shape[0])
-        res.zones_candidate = int(ans.zones.sum())
-        # Per file: its candidate zones; a file without zones in the universe is decided
-        # by the file-level answer alone (its columns are not indexed for it).
-        first = np.searchsorted(zfile, np.arange(fids.shape[0]), side="left")
-        last = np.searchsorted(zfile, np.arange(fids.shape[0]), side="right")
-        for i, r in enumerate(indexed):
-            path = src.uri_of(r["path"])
-            a, b = int(first[i]), int(last[i])
-            if a == b:
-                if r["num_rows"] == 0:
-                    res.skipped.append((path, "empty file"))
-                elif ans.files[i]:
-                    res.files.append(
-                        FileCandidate(
-                            path,
-                            f"not indexed for {', '.join(cols)}",
-                            r["num_rows"],
-                            None,
-                            r["fragment_id"],
-                        )
-                    )
-                else:
-                    res.skipped.append((path, "ruled out by the file-level answer"))
-                continue
-            hit = np.flatnonzero(ans.zones[a:b]) + a
-            if hit.size == 0:
-                why = "file filter" if not ans.files[i] else "every zone ruled out"
-                res.skipped.append((path, why))
-                continue
-            zones = _zone_ranges(keys[hit], data, hit, ctx)
-            res.files.append(
-                FileCandidate(
-                    path,
-                    f"{hit.size} of {b - a} zones may match",
-                    r["num_rows"],
-                    zones,
-                    r["fragment_id"],
-                )
-            )
+        evaluate(bound, indexed, res, max_in_fpp, self.columns, self._column, self.source.uri_of)
 
     # -- status -------------------------------------------------------------------
 
@@ -524,11 +471,96 @@ class ZoneIndex:
         return out
 
 
+def evaluate(
+    bound: Expression,
+    indexed: list[dict[str, Any]],
+    res: QueryResult,
+    max_in_fpp: float,
+    columns: dict[str, ColumnIndex],
+    load: Callable[[str], _ColumnData],
+    uri_of: Callable[[str], str],
+) -> None:
+    """Fill ``res`` with the candidates among ``indexed`` (fragment rows: ``fragment_id``,
+    ``path``, ``num_rows``, sorted by ``fragment_id``) for ``bound``: the vectorized
+    evaluation over the zones ``load(column)`` returns, ``columns`` saying how each
+    column is hashed. Shared by :class:`ZoneIndex` and readers of other zone tables
+    (:mod:`bloomskip.lance`), so every index answers with the same rules."""
+    fids = np.array([r["fragment_id"] for r in indexed], dtype=np.uint64)
+    res.rows_total = sum(r["num_rows"] for r in indexed) + sum(f.num_rows or 0 for f in res.files)
+    cols = [r.name for r in referenced(bound) if r.name in columns]
+    if not cols:
+        for r in indexed:
+            res.files.append(
+                FileCandidate(
+                    uri_of(r["path"]),
+                    "the predicate uses no indexed column",
+                    r["num_rows"],
+                    None,
+                    r["fragment_id"],
+                )
+            )
+        res.notes.append(
+            f"{bound}: nothing the index answers (=, IN and IS [NOT] NULL on {', '.join(columns)})"
+        )
+        return
+    data = {c: load(c) for c in cols}
+    # The zone universe: every zone any referenced column holds for these files.
+    if len(data) == 1:
+        keys = next(iter(data.values())).key  # sorted and unique already
+    else:  # a sort and a neighbour test: np.unique hashes, ~20x slower here
+        keys = np.sort(np.concatenate([d.key for d in data.values()]))
+        keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
+    keys = keys[np.isin(keys >> _KEY_SHIFT, fids)]
+    zfile = np.searchsorted(fids, keys >> _KEY_SHIFT)
+    ctx = _Context(columns, bound, fids, keys, zfile, data, max_in_fpp, res.notes)
+    ans = ctx.eval(bound)
+    res.zones_total = int(keys.shape[0])
+    res.zones_candidate = int(ans.zones.sum())
+    # Per file: its candidate zones; a file without zones in the universe is decided
+    # by the file-level answer alone (its columns are not indexed for it).
+    first = np.searchsorted(zfile, np.arange(fids.shape[0]), side="left")
+    last = np.searchsorted(zfile, np.arange(fids.shape[0]), side="right")
+    for i, r in enumerate(indexed):
+        path = uri_of(r["path"])
+        a, b = int(first[i]), int(last[i])
+        if a == b:
+            if r["num_rows"] == 0:
+                res.skipped.append((path, "empty file"))
+            elif ans.files[i]:
+                res.files.append(
+                    FileCandidate(
+                        path,
+                        f"not indexed for {', '.join(cols)}",
+                        r["num_rows"],
+                        None,
+                        r["fragment_id"],
+                    )
+                )
+            else:
+                res.skipped.append((path, "ruled out by the file-level answer"))
+            continue
+        hit = np.flatnonzero(ans.zones[a:b]) + a
+        if hit.size == 0:
+            why = "file filter" if not ans.files[i] else "every zone ruled out"
+            res.skipped.append((path, why))
+            continue
+        zones = _zone_ranges(keys[hit], data, hit, ctx)
+        res.files.append(
+            FileCandidate(
+                path,
+                f"{hit.size} of {b - a} zones may match",
+                r["num_rows"],
+                zones,
+                r["fragment_id"],
+            )
+        )
+
+
 class _Context:
     """State of one vectorized evaluation."""
 
-    def __init__(self, index, bound, fids, keys, zfile, data, max_in_fpp, notes) -> None:
-        self.index = index
+    def __init__(self, columns, bound, fids, keys, zfile, data, max_in_fpp, notes) -> None:
+        self.columns: dict[str, ColumnIndex] = columns
         self.fids = fids
         self.keys = keys
         self.zfile = zfile
@@ -591,7 +623,7 @@ class _Context:
         return self.ones()
 
     def _equal(self, name: str, d: _ColumnData, lits, conv) -> _Ans:
-        col = self.index.columns[name]
+        col = self.columns[name]
         values: list[Any] = []
         for lit, c in zip(lits, conv, strict=True):
             if isinstance(c, Unknown):
@@ -671,4 +703,4 @@ def open_index(index_path: str | os.PathLike, *, version: int | None = None) -> 
     return ZoneIndex(root, store.read_manifest(root, version))
 
 
-__all__ = ["FileCandidate", "QueryResult", "ZoneIndex", "open_index"]
+__all__ = ["FileCandidate", "QueryResult", "ZoneIndex", "column_data", "evaluate", "open_index"]

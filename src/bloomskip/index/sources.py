@@ -6,6 +6,9 @@ and Hive do, names starting with ``_`` or ``.`` are skipped (``_SUCCESS``,
 ``_delta_log/``, ``.crc`` files), as are files whose extension is not a Parquet or ORC
 one (``.parquet``, ``.parq``, ``.pq``, ``.orc``; files without an extension are kept).
 
+A Lance dataset directory is a source too (:mod:`bloomskip.lance.source`): its
+fragments are listed as files named ``fragment:<id>``.
+
 A file's identity is ``(path, size, mtime_ns)``: an index trusts what it knows of a file
 only while both size and modification time are unchanged. A file rewritten to the same
 size within the file system's timestamp granularity cannot be told apart; the README
@@ -101,9 +104,18 @@ _URI_SCHEME = {"gcs": "gs"}
 
 
 def resolve(source: str | os.PathLike | Sequence[str | os.PathLike]) -> Source:
-    """Resolve a path, URI or list of them (all on one file system) to a :class:`Source`."""
+    """Resolve a path, URI or list of them (all on one file system) to a :class:`Source`.
+
+    A Lance dataset directory (it holds ``_versions/``) resolves to a
+    :class:`bloomskip.lance.source.LanceSource`, whose fragments stand for files."""
     items: Iterable[str | os.PathLike]
     if isinstance(source, str | os.PathLike):
+        from bloomskip.lance.dataset import is_lance_dataset
+
+        if is_lance_dataset(source):
+            from bloomskip.lance.source import LanceSource
+
+            return LanceSource.at(os.fspath(source))
         items = [source]
     else:
         items = list(source)
@@ -133,6 +145,10 @@ def resolve(source: str | os.PathLike | Sequence[str | os.PathLike]) -> Source:
 
 def from_json(data: dict) -> Source:
     """The :class:`Source` an index manifest recorded."""
+    if data["filesystem"] == "lance":
+        from bloomskip.lance.source import LanceSource
+
+        return LanceSource.from_json(data)
     paths = data["paths"]
     if data["filesystem"] == "local":
         return Source(uri=data["uri"], filesystem=pafs.LocalFileSystem(), paths=tuple(paths))

@@ -9,7 +9,9 @@ thread pool produce the same bytes.
 Rules (``zone-index.md``):
 
 * zones never cross files; with ``align="row_groups"`` they never cross Parquet row
-  groups or ORC stripes either (a long group is cut every ``zone_rows`` rows);
+  groups or ORC stripes either (a long group is cut every ``zone_rows`` rows); a source
+  that is not files (a Lance dataset) hands over the row offset of each value, and a
+  zone then spans its first to its last row's offset, gaps included, as Lance's do;
 * nulls only set ``has_null``; every non-null value is hashed (xxHash64, seed 0) as the
   column's *index encoding* says - Parquet PLAIN bytes of its physical type by default,
   so a zone filter equals the filter a Parquet writer would store for those rows;
@@ -120,19 +122,28 @@ def index_file(
 ) -> FileZones:
     """Read ``file`` and build its zones for ``columns``; failures are returned, not raised."""
     label = source.uri_of(file.path)
+    names = [c.name for c in columns]
+    row_offsets: np.ndarray | None = None
+    reader = getattr(source, "read_for_index", None)  # sources that are not files (Lance)
     try:
-        with source.open(file.path) as fh:
-            fmt, table, groups = _read(fh, [c.name for c in columns], label)
-        after = source.stat(file.path)
-        if after is None or after.identity != file.identity:
-            return FileZones(file, fmt, 0, error="changed while it was being indexed")
+        if reader is not None:
+            fmt, table, row_offsets = reader(file, names)
+            groups = None
+        else:
+            with source.open(file.path) as fh:
+                fmt, table, groups = _read(fh, names, label)
+            after = source.stat(file.path)
+            if after is None or after.identity != file.identity:
+                return FileZones(file, fmt, 0, error="changed while it was being indexed")
     except (BloomskipError, OSError, pa.ArrowException, ValueError) as e:
         return FileZones(file, "unknown", 0, error=f"cannot read: {e}")
     num_rows = table.num_rows
     bounds = zone_bounds(num_rows, zoning.zone_rows, groups if zoning.align != "rows" else None)
-    out = FileZones(file, fmt, num_rows)
+    out = FileZones(file, fmt, num_rows if row_offsets is None else file.size)
     for col in columns:
-        out.columns[col.name] = _column_zones(table.column(col.name), col, zoning, bounds)
+        out.columns[col.name] = _column_zones(
+            table.column(col.name), col, zoning, bounds, row_offsets
+        )
     return out
 
 
@@ -162,8 +173,15 @@ def _read(fh, names: list[str], label: str) -> tuple[str, pa.Table, list[int]]:
 
 
 def _column_zones(
-    arr: pa.ChunkedArray, col: ColumnIndex, zoning: Zoning, bounds: np.ndarray
+    arr: pa.ChunkedArray,
+    col: ColumnIndex,
+    zoning: Zoning,
+    bounds: np.ndarray,
+    row_offsets: np.ndarray | None = None,
 ) -> ColumnZones:
+    """Zones of one column cut at ``bounds`` (positions in ``arr``). With ``row_offsets``
+    (the row offset of each value; a Lance fragment's live rows) a zone starts at its
+    first row's offset and spans to its last row's, gaps included, as Lance's do."""
     if arr.type != col.arrow_type:
         try:
             arr = arr.cast(col.arrow_type, safe=True)
@@ -205,9 +223,13 @@ def _column_zones(
             np.array([0, ordered.shape[0]], np.int64),
         )
         file_filter = ff.tobytes()
+    starts, spans = bounds[:-1], lengths
+    if row_offsets is not None and z:
+        starts = row_offsets[bounds[:-1]]
+        spans = row_offsets[bounds[1:] - 1] - starts + 1
     return ColumnZones(
-        zone_start=bounds[:-1].astype(np.uint64),
-        zone_length=lengths.astype(np.uint64),
+        zone_start=starts.astype(np.uint64),
+        zone_length=spans.astype(np.uint64),
         has_null=counts < lengths,
         ndv=ndv,
         data=words.view(np.uint8),
