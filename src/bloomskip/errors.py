@@ -66,3 +66,19 @@ class SourceError(BloomskipError, OSError):
 
 class MissingDependencyError(BloomskipError, ImportError):
     """An optional dependency (an extra such as ``bloomskip[lance]``) is not installed."""
+
+
+class EncryptionError(BloomskipError, ValueError):
+    """Base class of the errors about Parquet modular encryption (keys and ciphertext)."""
+
+
+class MissingKeyError(EncryptionError):
+    """An encrypted module needs a key that was not given (or that the KMS would not give).
+
+    The message names the file, the key (footer or column) and its key metadata.
+    """
+
+
+class DecryptionError(EncryptionError):
+    """An encrypted module failed AES-GCM authentication: a wrong key (or AAD prefix), or
+    ciphertext that was changed or cut. Nothing from such a module is ever used."""

@@ -12,6 +12,12 @@ compression UNCOMPRESSED, ``num_bytes`` a power of two from 32 B to 128 MiB, hea
 bitset inside the file and before the footer, and ``bloom_filter_length`` (when present)
 equal to header + bitset. A filter that fails is reported with the reason and treated as
 absent - never as "value absent".
+
+The filter of an encrypted column is two AES-GCM modules with the column's key
+(parquet-format ``BloomFilter.md``, "Encryption"): the header (module type 8) and the
+bitset (type 9), each ``length | nonce | ciphertext | tag``; ``bloom_filter_length`` is
+then both modules together. A module that fails authentication is an invalid filter
+(its reason says so); a column whose key is missing has a "locked" filter.
 """
 
 from __future__ import annotations
@@ -20,7 +26,13 @@ import os
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from bloomskip.errors import CorruptFileError
+from bloomskip.errors import CorruptFileError, DecryptionError
+from bloomskip.parquet.crypto import (
+    BLOOM_FILTER_BITSET,
+    BLOOM_FILTER_HEADER,
+    ChunkCrypto,
+    Decryption,
+)
 from bloomskip.parquet.footer import ColumnChunk, Footer
 from bloomskip.parquet.thrift import I32, STRUCT, Struct, decode_struct, encode_struct
 from bloomskip.sbbf import Sbbf
@@ -37,7 +49,7 @@ class LoadedFilter:
 
     row_group: int
     column: int
-    status: str  # "ok", "absent" (no filter) or "invalid" (unusable, see reason)
+    status: str  # "ok", "absent" (no filter), "invalid" (unusable) or "locked" (no key)
     reason: str
     filter: Sbbf | None = None
     offset: int | None = None
@@ -96,6 +108,8 @@ def encode_header(num_bytes: int) -> bytes:
 def load_filter(fh: BinaryIO, footer: Footer, chunk: ColumnChunk) -> LoadedFilter:
     """Load and validate the filter of one column chunk; never raises for a bad filter."""
     r, c = chunk.row_group, chunk.column
+    if chunk.locked:
+        return LoadedFilter(r, c, "locked", chunk.locked)
     offset, length = chunk.bloom_filter_offset, chunk.bloom_filter_length
     md = chunk.meta  # the raw fields: an offset that is not an integer is no filter either
     if offset is None and (md is None or md.get(14) is None):
@@ -110,6 +124,11 @@ def load_filter(fh: BinaryIO, footer: Footer, chunk: ColumnChunk) -> LoadedFilte
         if length is not None and (length <= 0 or offset + length > limit):
             raise CorruptFileError(
                 f"{label}: length {length} at offset {offset} runs past the data"
+            )
+        if chunk.crypto is not None:
+            bitset, total, header_len = _encrypted_filter(fh, chunk, offset, length, limit, label)
+            return LoadedFilter(
+                r, c, "ok", "bloom filter", Sbbf.from_bytes(bitset), offset, total, header_len
             )
         fh.seek(offset)
         window = length if length is not None else min(HEADER_WINDOW, limit - offset)
@@ -129,21 +148,56 @@ def load_filter(fh: BinaryIO, footer: Footer, chunk: ColumnChunk) -> LoadedFilte
             bitset = fh.read(num_bytes)
         if len(bitset) != num_bytes:
             raise CorruptFileError(f"{label}: file ends inside the bitset")
-    except CorruptFileError as e:
+    except (CorruptFileError, DecryptionError) as e:
         return LoadedFilter(r, c, "invalid", str(e), offset=offset, length=length)
     return LoadedFilter(
         r, c, "ok", "bloom filter", Sbbf.from_bytes(bitset), offset, total, header_len
     )
 
 
+def _encrypted_filter(
+    fh: BinaryIO, chunk: ColumnChunk, offset: int, length: int | None, limit: int, label: str
+) -> tuple[bytes, int, int]:
+    """(bitset, length of both modules, length of the header module) of an encrypted
+    filter; raises CorruptFileError / DecryptionError."""
+    crypto = chunk.crypto
+    assert crypto is not None
+    end = limit if length is None else offset + length
+    header, at = crypto.read_module(fh, offset, end, BLOOM_FILTER_HEADER, f"{label} header")
+    # parquet-java pads the header plaintext with zeros after the struct: ignored.
+    num_bytes, _ = parse_header(header, name=label)
+    bitset, stop = crypto.read_module(fh, at, end, BLOOM_FILTER_BITSET, f"{label} bitset")
+    if len(bitset) != num_bytes:
+        raise CorruptFileError(f"{label}: bitset of {len(bitset)} B, header says {num_bytes}")
+    if length is not None and stop != end:
+        raise CorruptFileError(
+            f"{label}: bloom_filter_length {length} != the {stop - offset} B of its modules"
+        )
+    return bitset, stop - offset, at - offset
+
+
+def encrypted_filter_modules(crypto: ChunkCrypto, f: Sbbf) -> bytes:
+    """Header and bitset of ``f`` as the two encrypted modules of a column (fresh nonces)."""
+    return crypto.encrypt(encode_header(f.num_bytes), BLOOM_FILTER_HEADER) + crypto.encrypt(
+        bytes(f.bitset), BLOOM_FILTER_BITSET
+    )
+
+
 def read_bloom_filters(
-    path: str | os.PathLike, footer: Footer | None = None, columns: list[str] | None = None
+    path: str | os.PathLike,
+    footer: Footer | None = None,
+    columns: list[str] | None = None,
+    *,
+    decryption: Decryption | None = None,
 ) -> list[LoadedFilter]:
-    """Every (row group, column) filter of a file, in file order, loaded and validated."""
+    """Every (row group, column) filter of a file, in file order, loaded and validated.
+
+    ``decryption`` gives the keys of an encrypted file; the filters of columns whose key
+    is missing come back with status "locked"."""
     from bloomskip.parquet.footer import read_footer
 
     with open(path, "rb") as fh:
-        footer = footer or read_footer(fh, name=os.fspath(path))
+        footer = footer or read_footer(fh, name=os.fspath(path), decryption=decryption)
         wanted = None if columns is None else {footer.leaf(c).index for c in columns}
         return [
             load_filter(fh, footer, chunk)

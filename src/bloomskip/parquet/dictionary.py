@@ -14,6 +14,10 @@ values the dictionary does not list (Trino got this wrong, trinodb/trino #23604)
   values and returns their xxHash64 hashes, sorted - the same hashes a bloom filter
   probe uses, so ``±0.0`` and every type are handled once, in the probe.
 
+For an encrypted column the dictionary page header (module type 5, AES-GCM) and the page
+(module type 3, AES-GCM, or AES-CTR under AES_GCM_CTR_V1) are decrypted with the column's
+key first; the header's ``compressed_page_size`` then counts the encrypted page module.
+
 Every size read from the file is checked before anything is allocated; anything odd
 returns a reason instead of hashes, and the caller treats the chunk as "may match".
 """
@@ -27,9 +31,11 @@ import numpy as np
 import pyarrow as pa
 
 from bloomskip._numba import KERNEL
-from bloomskip.errors import CorruptFileError
+from bloomskip.errors import CorruptFileError, DecryptionError
 from bloomskip.hashing.physical import PhysicalType
 from bloomskip.hashing.plain import PlainValues, Rows, VarBytes, Words, hash_plain
+from bloomskip.parquet.crypto import DICTIONARY_PAGE as DICTIONARY_MODULE
+from bloomskip.parquet.crypto import DICTIONARY_PAGE_HEADER, read_framed
 from bloomskip.parquet.footer import ColumnChunk, Footer
 from bloomskip.parquet.thrift import Struct, decode_struct
 
@@ -92,7 +98,7 @@ def dictionary_hashes(
     label = f"{footer.path}: row group {chunk.row_group} column {footer.leaves[chunk.column].name}"
     try:
         plain = _read_dictionary(fh, footer, chunk, physical, type_length, label)
-    except CorruptFileError as e:
+    except (CorruptFileError, DecryptionError) as e:
         return str(e)
     if isinstance(plain, str):
         return plain
@@ -115,7 +121,15 @@ def _read_dictionary(
     size = chunk.total_compressed_size
     if isinstance(size, int) and size > 0:
         limit = min(limit, start + size)
-    header, payload_at = _page_header(fh, start, limit, label)
+    crypto = chunk.crypto
+    if crypto is None:
+        header, payload_at = _page_header(fh, start, limit, label)
+    else:
+        what = f"{label} dictionary page header"
+        plain_header, payload_at = crypto.read_module(
+            fh, start, limit, DICTIONARY_PAGE_HEADER, what
+        )
+        header, _ = decode_struct(plain_header, name=what)
     if header.get(1) != DICTIONARY_PAGE:
         return "the chunk has no dictionary page"
     dph = header.get(7)
@@ -130,10 +144,17 @@ def _read_dictionary(
         raise CorruptFileError(f"{label}: dictionary page size {compressed} runs past the chunk")
     if not isinstance(uncompressed, int) or not 0 <= uncompressed <= MAX_DICTIONARY_BYTES:
         return f"dictionary page of {uncompressed} B is larger than bloomskip decodes"
-    fh.seek(payload_at)
-    raw = fh.read(compressed)
-    if len(raw) != compressed:
-        raise CorruptFileError(f"{label}: file ends inside the dictionary page")
+    if crypto is None:
+        fh.seek(payload_at)
+        raw = fh.read(compressed)
+        if len(raw) != compressed:
+            raise CorruptFileError(f"{label}: file ends inside the dictionary page")
+    else:
+        what = f"{label} dictionary page"
+        body, end = read_framed(fh, payload_at, payload_at + compressed, what)
+        if end != payload_at + compressed:
+            raise CorruptFileError(f"{what}: encrypted module does not fill the page")
+        raw = crypto.decrypt(body, DICTIONARY_MODULE, what)
     data = _decompress(raw, chunk.codec, uncompressed, label)
     if isinstance(data, str):
         return data

@@ -6,6 +6,14 @@ without losing fields a newer writer added. It exposes what bloom filter work ne
 each leaf column's physical type, type length and logical type, and each column chunk's
 codec, encodings, page offsets and bloom filter location.
 
+Encrypted files (Parquet modular encryption) are read with a
+:class:`~bloomskip.parquet.crypto.Decryption`: the encrypted footer (``PARE``) is
+decrypted, a plaintext footer's signature verified, and each encrypted column chunk gets a
+:class:`~bloomskip.parquet.crypto.ChunkCrypto` whose decrypted ColumnMetaData
+:attr:`ColumnChunk.meta` returns - or None, with :attr:`ColumnChunk.locked` saying why,
+when its key is missing. A plaintext footer can be read without keys: its plaintext
+columns stay usable.
+
 Field ids follow ``parquet.thrift`` (apache/parquet-format).
 """
 
@@ -16,8 +24,15 @@ import struct
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from bloomskip.errors import CorruptFileError, UnsupportedFileError
+from bloomskip.errors import CorruptFileError, MissingKeyError
 from bloomskip.hashing.physical import PhysicalType
+from bloomskip.parquet.crypto import (
+    LENGTH_BYTES,
+    SIGNATURE_LENGTH,
+    ChunkCrypto,
+    Decryption,
+    FileDecryptor,
+)
 from bloomskip.parquet.thrift import STRUCT, List, Struct, decode_struct
 
 MAGIC = b"PAR1"
@@ -62,12 +77,22 @@ class ColumnChunk:
     row_group: int
     column: int
     chunk: Struct  # the ColumnChunk struct (decoded on first use)
+    #: set for the encrypted columns of an encrypted file
+    crypto: ChunkCrypto | None = None
 
     @property
     def meta(self) -> Struct | None:
-        """ColumnMetaData (None when absent, e.g. an encrypted column)."""
+        """ColumnMetaData (decrypted for an encrypted column); None when absent or when
+        the column's key is missing (:attr:`locked` says so)."""
+        if self.crypto is not None:
+            return self.crypto.metadata()
         md = self.chunk.get(3)
         return md if isinstance(md, Struct) else None
+
+    @property
+    def locked(self) -> str | None:
+        """Why this encrypted chunk cannot be read (no key), or None."""
+        return None if self.crypto is None else self.crypto.locked
 
     def _get(self, fid: int) -> int | None:
         """An integer field of ColumnMetaData; None if absent or not an integer."""
@@ -122,6 +147,17 @@ class Footer:
     metadata: Struct
     leaves: list[LeafColumn]
     row_groups: list[RowGroup]
+    #: the file's encryption state (None for a plaintext file)
+    crypto: FileDecryptor | None = None
+    #: FileCryptoMetaData of an encrypted footer (written back unchanged)
+    crypto_metadata: bytes | None = None
+
+    @property
+    def encryption(self) -> str:
+        """ "none", "encrypted footer" or "plaintext footer"."""
+        if self.crypto is None:
+            return "none"
+        return "encrypted footer" if self.crypto.encrypted_footer else "plaintext footer"
 
     @property
     def num_rows(self) -> int:
@@ -140,11 +176,21 @@ class Footer:
         raise KeyError(f"{self.path}: no column {name!r}; columns are: {names}")
 
 
-def read_footer(source: str | os.PathLike | BinaryIO, *, name: str | None = None) -> Footer:
-    """Parse the footer of a Parquet file (a path or a binary file object)."""
+def read_footer(
+    source: str | os.PathLike | BinaryIO,
+    *,
+    name: str | None = None,
+    decryption: Decryption | None = None,
+) -> Footer:
+    """Parse the footer of a Parquet file (a path or a binary file object).
+
+    An encrypted footer (``PARE``) needs ``decryption`` with the footer key (or a key
+    retriever that finds it): :class:`~bloomskip.errors.MissingKeyError` otherwise, and
+    :class:`~bloomskip.errors.DecryptionError` for a wrong key or a changed footer.
+    """
     if isinstance(source, str | os.PathLike):
         with open(source, "rb") as fh:
-            return read_footer(fh, name=name or os.fspath(source))
+            return read_footer(fh, name=name or os.fspath(source), decryption=decryption)
     fh = source
     label = name or getattr(fh, "name", "<parquet>")
     fh.seek(0, os.SEEK_END)
@@ -156,9 +202,8 @@ def read_footer(source: str | os.PathLike | BinaryIO, *, name: str | None = None
     fh.seek(size - 8)
     tail = fh.read(8)
     (footer_len,) = struct.unpack("<I", tail[:4])
-    if tail[4:] == ENCRYPTED_MAGIC or head == ENCRYPTED_MAGIC:
-        raise UnsupportedFileError(f"{label}: encrypted Parquet files are not supported yet")
-    if head != MAGIC or tail[4:] != MAGIC:
+    encrypted = tail[4:] == ENCRYPTED_MAGIC
+    if (head, tail[4:]) not in ((MAGIC, MAGIC), (ENCRYPTED_MAGIC, ENCRYPTED_MAGIC)):
         raise CorruptFileError(f"{label}: not a Parquet file (magic {head!r} / {tail[4:]!r})")
     if footer_len > size - 12 or footer_len > MAX_FOOTER_BYTES:
         raise CorruptFileError(
@@ -167,12 +212,54 @@ def read_footer(source: str | os.PathLike | BinaryIO, *, name: str | None = None
     start = size - 8 - footer_len
     fh.seek(start)
     raw = fh.read(footer_len)
-    meta, _ = decode_struct(raw, name=f"{label} footer")
-    if meta.get(8) is not None:  # encryption_algorithm: plaintext footer, encrypted columns
-        raise UnsupportedFileError(f"{label}: encrypted Parquet files are not supported yet")
+    crypto: FileDecryptor | None = None
+    crypto_metadata: bytes | None = None
+    if encrypted:
+        fcmd, end = decode_struct(raw, name=f"{label} FileCryptoMetaData")
+        key_metadata = fcmd.get(2)
+        crypto = FileDecryptor(
+            decryption,
+            fcmd.get(1),
+            key_metadata if isinstance(key_metadata, bytes) else None,
+            encrypted_footer=True,
+            label=label,
+        )
+        if crypto.footer_key() is None:
+            raise MissingKeyError(
+                f"{label}: the footer is encrypted; pass decryption= with its key "
+                f"({crypto.footer_key_reason})"
+            )
+        crypto_metadata = raw[:end]
+        if end + LENGTH_BYTES > len(raw):
+            raise CorruptFileError(f"{label}: encrypted footer cut short")
+        (n,) = struct.unpack_from("<I", raw, end)
+        if end + LENGTH_BYTES + n != len(raw):
+            raise CorruptFileError(
+                f"{label}: encrypted footer of {n} B does not fill the {len(raw) - end} B left"
+            )
+        plain = crypto.decrypt_footer(raw[end + LENGTH_BYTES :])
+        # parquet-java pads the encrypted footer with zeros after the struct: ignored.
+        meta, _ = decode_struct(plain, name=f"{label} footer")
+    else:
+        meta, used = decode_struct(raw, name=f"{label} footer")
+        if meta.get(8) is not None:  # encryption_algorithm: plaintext footer, signed
+            if used + SIGNATURE_LENGTH != len(raw):
+                raise CorruptFileError(
+                    f"{label}: a signed plaintext footer ends with a {SIGNATURE_LENGTH}-byte "
+                    f"signature, but {len(raw) - used} B follow it"
+                )
+            key_metadata = meta.get(9)
+            crypto = FileDecryptor(
+                decryption,
+                meta.get(8),
+                key_metadata if isinstance(key_metadata, bytes) else None,
+                encrypted_footer=False,
+                label=label,
+            )
+            crypto.verify_signature(raw[:used], raw[used:])
     leaves = _leaves(meta, label)
-    groups = _row_groups(meta, leaves, label)
-    return Footer(label, size, start, footer_len, meta, leaves, groups)
+    groups = _row_groups(meta, leaves, label, crypto)
+    return Footer(label, size, start, footer_len, meta, leaves, groups, crypto, crypto_metadata)
 
 
 def _int(value) -> int | None:
@@ -234,7 +321,9 @@ def _num_children(el: Struct) -> int:
     return n if isinstance(n, int) and n > 0 else 0
 
 
-def _row_groups(meta: Struct, leaves: list[LeafColumn], label: str) -> list[RowGroup]:
+def _row_groups(
+    meta: Struct, leaves: list[LeafColumn], label: str, crypto: FileDecryptor | None = None
+) -> list[RowGroup]:
     out: list[RowGroup] = []
     first = 0
     for r, rg in enumerate(_structs(meta.get(4), "row_groups", label)):
@@ -242,7 +331,18 @@ def _row_groups(meta: Struct, leaves: list[LeafColumn], label: str) -> list[RowG
         if num_rows is None or num_rows < 0:
             raise CorruptFileError(f"{label}: row group {r} has no valid num_rows")
         cols = _structs(rg.get(1), f"row group {r} columns", label)
-        chunks = [ColumnChunk(r, c, cc) for c, cc in enumerate(cols)]
+        if crypto is None:
+            chunks = [ColumnChunk(r, c, cc) for c, cc in enumerate(cols)]
+        else:
+            # AADs use RowGroup.ordinal when the writer set it (it is authenticated with
+            # the footer), else the row group's position, as parquet-java reads it.
+            ordinal = _int(rg.get(7))
+            ordinal = r if ordinal is None or ordinal < 0 else ordinal
+            chunks = []
+            for c, cc in enumerate(cols):
+                name = leaves[c].name if c < len(leaves) else f"#{c}"
+                enc = None if cc.get(8) is None else crypto.chunk(cc, ordinal, c, name)
+                chunks.append(ColumnChunk(r, c, cc, enc))
         if len(chunks) != len(leaves):
             raise CorruptFileError(
                 f"{label}: row group {r} has {len(chunks)} column chunks for {len(leaves)} columns"

@@ -1,4 +1,9 @@
-"""What bloom filters a Parquet file holds: per row group and column, with statistics."""
+"""What bloom filters a Parquet file holds: per row group and column, with statistics.
+
+For an encrypted file (with ``decryption=``) the report also says how the file is
+encrypted and, per column chunk, whether it is encrypted and with which key; a chunk
+whose key is missing shows filter status "locked" and why.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,16 @@ import os
 from typing import Any
 
 from bloomskip.parquet.bloom import load_filter
+from bloomskip.parquet.crypto import Decryption
 from bloomskip.parquet.footer import read_footer
 
 
-def inspect_file(path: str | os.PathLike) -> dict[str, Any]:
+def inspect_file(
+    path: str | os.PathLike, *, decryption: Decryption | None = None
+) -> dict[str, Any]:
     """A JSON-ready description of every column chunk's bloom filter in ``path``."""
     with open(path, "rb") as fh:
-        footer = read_footer(fh, name=os.fspath(path))
+        footer = read_footer(fh, name=os.fspath(path), decryption=decryption)
         data_end = _end_of_row_group_data(footer)
         units = []
         for rg in footer.row_groups:
@@ -28,6 +36,13 @@ def inspect_file(path: str | os.PathLike) -> dict[str, Any]:
                     "offset": lf.offset,
                     "length": lf.length,
                 }
+                if footer.crypto is not None:
+                    crypto = chunk.crypto
+                    entry["encryption"] = (
+                        "plaintext"
+                        if crypto is None
+                        else ("footer key" if crypto.with_footer_key else "column key")
+                    )
                 if lf.filter is not None:
                     f = lf.filter
                     fill = f.fill_ratio()
@@ -51,22 +66,35 @@ def inspect_file(path: str | os.PathLike) -> dict[str, Any]:
                     "columns": cols,
                 }
             )
-    return {
+    report: dict[str, Any] = {
         "file": os.fspath(path),
         "file_size": footer.file_size,
         "created_by": footer.created_by,
         "num_rows": footer.num_rows,
-        "row_groups": units,
     }
+    if footer.crypto is not None:
+        report["encryption"] = {
+            "mode": footer.encryption,
+            "algorithm": footer.crypto.algorithm,
+            "footer_signature": footer.crypto.signature,
+        }
+    report["row_groups"] = units
+    return report
 
 
 def _end_of_row_group_data(footer) -> int:
-    """First byte after the last column chunk's pages (a chunk starts at its dictionary)."""
-    return max(
-        (
-            (c.dictionary_page_offset or c.data_page_offset or 0) + (c.total_compressed_size or 0)
-            for g in footer.row_groups
-            for c in g.columns
-        ),
-        default=0,
-    )
+    """First byte after the last column chunk's pages (a chunk starts at its dictionary).
+
+    Locked chunks do not count; the row group's own ``file_offset`` and
+    ``total_compressed_size`` (fields 5 and 6, in the footer) bound them."""
+    ends = [
+        (c.dictionary_page_offset or c.data_page_offset or 0) + (c.total_compressed_size or 0)
+        for g in footer.row_groups
+        for c in g.columns
+        if not c.locked
+    ]
+    for rg in footer.metadata.get(4).items if footer.metadata.get(4) is not None else []:
+        start, size = rg.get(5), rg.get(6)
+        if type(start) is int and type(size) is int:
+            ends.append(start + size)
+    return max(ends, default=0)

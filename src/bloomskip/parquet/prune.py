@@ -17,6 +17,10 @@ do not decode, a repeated column, ``!=`` and ``NOT IN`` (statistics only, never 
 
 :func:`probe` asks only the bloom filters: ``absent`` / ``maybe`` / ``no filter`` per
 row group for a column and values, as DuckDB's ``parquet_bloom_probe`` does.
+
+Encrypted files take ``decryption=`` (:class:`~bloomskip.parquet.crypto.Decryption`).
+A column whose key is missing is "may match" with that reason - its statistics,
+dictionary and filter are never read; the other columns prune as usual.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from bloomskip.expr.expressions import Expression, Literal, literal
 from bloomskip.expr.literals import Converted, NoMatch, Unknown, Values, convert, to_arrow
 from bloomskip.hashing import hash_values
 from bloomskip.parquet.bloom import LoadedFilter, load_filter
+from bloomskip.parquet.crypto import Decryption
 from bloomskip.parquet.dictionary import dictionary_hashes, fully_dictionary_encoded
 from bloomskip.parquet.footer import Footer, RowGroup, read_footer
 from bloomskip.parquet.schema import BYTES, FLOAT, ColumnType, column_type
@@ -67,6 +72,7 @@ def prune(
     *,
     stages: Iterable[str] = STAGES,
     footer: Footer | None = None,
+    decryption: Decryption | None = None,
 ) -> PruneResult:
     """Decide, for each row group of ``path``, whether it may hold a matching row.
 
@@ -74,11 +80,12 @@ def prune(
     ``"bloom"``). Raises :class:`~bloomskip.errors.PredicateError` for a predicate that
     does not parse or names an unknown column, and the file errors of
     :func:`~bloomskip.parquet.footer.read_footer`; problems with one filter or dictionary
-    only make that row group "may match".
+    only make that row group "may match". ``decryption`` gives the keys of an encrypted
+    file; a wrong key raises :class:`~bloomskip.errors.DecryptionError`.
     """
     name = os.fspath(path)
     with open(name, "rb") as fh:
-        footer = footer or read_footer(fh, name=name)
+        footer = footer or read_footer(fh, name=name, decryption=decryption)
         schema, types = schema_of(footer)
         bound = bind(predicate, schema)
         files = _FileContext(fh, footer, types, frozenset(stages))
@@ -98,13 +105,20 @@ def prune(
 # ---------------------------------------------------------------------------- probe
 
 
-def probe(path: str | os.PathLike, column: str, values: Iterable[Any]) -> ProbeResult:
+def probe(
+    path: str | os.PathLike,
+    column: str,
+    values: Iterable[Any],
+    *,
+    decryption: Decryption | None = None,
+) -> ProbeResult:
     """Ask each row group's bloom filter for ``values`` (Python values or
-    :class:`~bloomskip.expr.Literal`), converted to the column's type first."""
+    :class:`~bloomskip.expr.Literal`), converted to the column's type first.
+    ``decryption`` gives the keys of an encrypted file."""
     name = os.fspath(path)
     lits = [literal(v) for v in values]
     with open(name, "rb") as fh:
-        footer = read_footer(fh, name=name)
+        footer = read_footer(fh, name=name, decryption=decryption)
         schema, types = schema_of(footer)
         ref = resolve(column, schema)
         ctype = types[ref.key]
@@ -225,6 +239,11 @@ class _RowGroupContext:
         name = p.term.name
         if t.repeated:
             return might(f"{name} is inside a list or map; not used for pruning")
+        locked = self.rg.columns[col].locked
+        if locked:
+            if isinstance(p, BoundIsNull) and t.required:
+                return cannot(f"{name} is REQUIRED, never null")
+            return might(f"{locked}; its statistics, dictionary and bloom filter are unavailable")
         st = self.stats(col)
         if isinstance(p, BoundIsNull):
             if t.required:
