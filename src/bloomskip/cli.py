@@ -8,6 +8,9 @@ bloomskip probe FILE -c COL VALUE..  ask each row group's bloom filter for value
 bloomskip prune FILE --where SQL     the row groups that may hold matching rows
 bloomskip add-bloom SRC [DST] -c C   add bloom filters without rewriting the data
 bloomskip index build|refresh|query|status|vacuum   a zone index over a whole lake
+
+inspect, probe, prune and add-bloom read encrypted Parquet files with --footer-key,
+--column-key, --master-key, --aad-prefix or --keys FILE.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import sys
 
 import pyarrow as pa
 
-from bloomskip.errors import BloomskipError
+from bloomskip.errors import BloomskipError, InvalidParameterError
 from bloomskip.hashing import hash_values
 from bloomskip.hashing.arrow import parquet_spec
 from bloomskip.sbbf.sizing import POLICIES, num_bytes_for, putze_fpp
@@ -88,6 +91,83 @@ def _cmd_hash(args: argparse.Namespace) -> int:
     return 0
 
 
+_KEYS_HELP = """encrypted Parquet files (modular encryption):
+  --footer-key HEX          the footer key (also the key of columns encrypted with it)
+  --column-key COL=HEX      a column's key (repeatable)
+  --master-key ID=BASE64    a master key for files written with key tools (Spark's
+                            PropertiesDrivenCryptoFactory, pyarrow's CryptoFactory):
+                            their wrapped keys are unwrapped in memory, as parquet-java's
+                            InMemoryKMS does (parquet.encryption.key.list format)
+  --aad-prefix TEXT         the AAD prefix of a file that does not store it
+  --keys FILE               the same as JSON: {"footer_key": "00ff..", "column_keys":
+                            {"ssn": "..."}, "master_keys": {"kf": "base64.."},
+                            "aad_prefix": "..."}
+A column whose key is not given is reported as locked and never prunes a row group."""
+
+
+def _hex_key(text: str, what: str) -> bytes:
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        raise InvalidParameterError(f"{what}: {text!r} is not hexadecimal") from None
+
+
+def _decryption(args: argparse.Namespace):
+    """A Decryption from the key options, or None when none is given."""
+    import base64
+    import binascii
+
+    doc: dict = {}
+    if getattr(args, "keys", None):
+        with open(args.keys, encoding="utf-8") as fh:
+            try:
+                doc = json.load(fh)
+            except ValueError as e:
+                raise InvalidParameterError(f"{args.keys}: not JSON ({e})") from None
+        if not isinstance(doc, dict):
+            raise InvalidParameterError(f"{args.keys}: not a JSON object")
+    footer = args.footer_key or doc.get("footer_key")
+    columns = {str(k): str(v) for k, v in (doc.get("column_keys") or {}).items()}
+    for item in args.column_key or []:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise InvalidParameterError(f"--column-key {item!r}: use COLUMN=HEX")
+        columns[name] = value
+    masters = {str(k): str(v) for k, v in (doc.get("master_keys") or {}).items()}
+    for item in args.master_key or []:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise InvalidParameterError(f"--master-key {item!r}: use ID=BASE64")
+        masters[name] = value
+    aad = args.aad_prefix if args.aad_prefix is not None else doc.get("aad_prefix")
+    if not (footer or columns or masters or aad is not None):
+        return None
+    from bloomskip.parquet.crypto import Decryption
+    from bloomskip.parquet.keytools import InMemoryKms, KeyToolsRetriever
+
+    decoded: dict[str, bytes] = {}
+    for name, value in masters.items():
+        try:
+            decoded[name] = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise InvalidParameterError(f"master key {name}: not base64") from None
+    return Decryption(
+        footer_key=_hex_key(footer, "footer key") if footer else None,
+        column_keys={k: _hex_key(v, f"key of column {k}") for k, v in columns.items()},
+        key_retriever=KeyToolsRetriever(InMemoryKms(decoded)) if decoded else None,
+        aad_prefix=aad.encode("utf-8") if isinstance(aad, str) else None,
+    )
+
+
+def _key_options(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("keys of encrypted files (see above)")
+    g.add_argument("--footer-key", metavar="HEX")
+    g.add_argument("--column-key", action="append", metavar="COL=HEX")
+    g.add_argument("--master-key", action="append", metavar="ID=BASE64")
+    g.add_argument("--aad-prefix", metavar="TEXT")
+    g.add_argument("--keys", metavar="FILE", help="keys as JSON")
+
+
 def _file_format(path: str) -> str:
     """ "orc" or "parquet", from the file's first bytes (ORC files start with "ORC")."""
     with open(path, "rb") as fh:
@@ -103,7 +183,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         return _inspect_orc(args)
     from bloomskip.parquet.inspect import inspect_file
 
-    report = inspect_file(args.file)
+    report = inspect_file(args.file, decryption=_decryption(args))
     if args.json:
         print(json.dumps(report))
         return 0
@@ -111,6 +191,9 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         f"{report['file']}: {report['num_rows']:,} rows in {len(report['row_groups'])} "
         f"row groups, written by {report['created_by']}"
     )
+    enc = report.get("encryption")
+    if enc:
+        print(f"encrypted: {enc['mode']}, {enc['algorithm']}; footer {enc['footer_signature']}")
     header = (
         f"{'rg':>4} {'column':24} {'filter':8} {'bytes':>10} {'fill':>6} {'~ndv':>10} {'fpp':>9}"
     )
@@ -124,7 +207,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
                     f"{c['predicted_fpp']:>9.2g}"
                 )
             else:
-                shown = "no" if c["filter"] == "absent" else "INVALID"
+                shown = {"absent": "no", "locked": "LOCKED"}.get(c["filter"], "INVALID")
                 print(
                     f"{rg['row_group']:>4} {c['column'][:24]:24} {shown:8}"
                     + ("" if c["filter"] == "absent" else f"  {c['reason']}")
@@ -225,10 +308,12 @@ def _cmd_probe(args: argparse.Namespace) -> int:
         from bloomskip.parquet.footer import read_footer
         from bloomskip.parquet.prune import probe, schema_of  # type: ignore[assignment]
 
-        schema, _ = schema_of(read_footer(args.file))  # type: ignore[arg-type]
+        decryption = _decryption(args)
+        schema, _ = schema_of(read_footer(args.file, decryption=decryption))  # type: ignore[arg-type]
     column_type = resolve(args.column, schema).type
     values = [_probe_literal(v, column_type) for v in args.values]
-    result = probe(args.file, args.column, values)
+    extra = {} if _file_format(args.file) == "orc" else {"decryption": decryption}
+    result = probe(args.file, args.column, values, **extra)
     if args.json:
         print(json.dumps(result.to_json()))
         return 0
@@ -248,7 +333,10 @@ def _cmd_prune(args: argparse.Namespace) -> int:
         from bloomskip.parquet.prune import prune  # type: ignore[assignment]
 
     stages = args.stages.split(",") if args.stages else None
-    result = prune(args.file, args.where, **({"stages": stages} if stages else {}))
+    extra: dict = {"stages": stages} if stages else {}
+    if _file_format(args.file) != "orc":
+        extra["decryption"] = _decryption(args)
+    result = prune(args.file, args.where, **extra)
     if args.json:
         print(json.dumps(result.to_json()))
         return 0
@@ -271,7 +359,13 @@ def _cmd_add_bloom(args: argparse.Namespace) -> int:
 
     progress = args.progress or sys.stderr.isatty()
     result = add_bloom_filters(
-        args.src, args.dst, args.columns, args.fpp, replace=args.replace, progress=progress
+        args.src,
+        args.dst,
+        args.columns,
+        args.fpp,
+        replace=args.replace,
+        progress=progress,
+        decryption=_decryption(args),
     )
     if args.json:
         print(json.dumps(result.to_dict()))
@@ -332,10 +426,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="For every row group and column: whether a bloom filter is there "
         "(or why it is unusable), its size, fill ratio, estimated distinct values, "
         "predicted false-positive rate and position in the file.",
-        epilog="example: bloomskip inspect events.parquet --json | jq '.row_groups[0]'",
+        epilog="example: bloomskip inspect events.parquet --json | jq '.row_groups[0]'\n"
+        "         bloomskip inspect spark.parquet --master-key kf=AAECAwQFBgcICQoLDA0ODw== "
+        "--master-key kc=...\n\n" + _KEYS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     i.add_argument("file", help="a Parquet or ORC file, or a Lance dataset directory")
     i.add_argument("--json", action="store_true", help="print one JSON object")
+    _key_options(i)
     i.set_defaults(func=_cmd_inspect)
 
     h = sub.add_parser(
@@ -359,13 +457,16 @@ def build_parser() -> argparse.ArgumentParser:
         "column's type first, as prune does: for string columns a VALUE is the text itself;\n"
         "otherwise it is a SQL literal (42, 1.5, DATE '2024-01-31', X'00ff').",
         epilog="examples: bloomskip probe events.parquet --column user_id u_000123 u_999\n"
-        "          bloomskip probe events.parquet -c day \"DATE '2024-01-31'\" --json",
+        "          bloomskip probe events.parquet -c day \"DATE '2024-01-31'\" --json\n"
+        "          bloomskip probe enc.parquet -c ssn 123-45-6789 --keys keys.json\n\n"
+        + _KEYS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     pr.add_argument("file", help="a Parquet or ORC file")
     pr.add_argument("--column", "-c", required=True, help="the column to probe")
     pr.add_argument("values", nargs="+", metavar="VALUE")
     pr.add_argument("--json", action="store_true", help="print one JSON object")
+    _key_options(pr)
     pr.set_defaults(func=_cmd_probe)
 
     pu = sub.add_parser(
@@ -380,7 +481,10 @@ def build_parser() -> argparse.ArgumentParser:
         "ones), X'00ff', true/false, NULL. bloomskip never skips a row group that matches.",
         epilog="examples: bloomskip prune events.parquet --where \"user_id = 'u_000123'\"\n"
         '          bloomskip prune events.parquet --where "id IN (7, 9) AND day IS NOT NULL"'
-        " --json",
+        " --json\n"
+        "          bloomskip prune enc.parquet -w \"ssn = '123-45-6789'\" --footer-key "
+        "00112233445566778899aabbccddeeff --column-key ssn=0f0e0d0c0b0a09080706050403020100"
+        "\n\n" + _KEYS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     pu.add_argument("file", help="a Parquet or ORC file")
@@ -390,6 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated evidence to use: statistics,dictionary,bloom (default: all)",
     )
     pu.add_argument("--json", action="store_true", help="print one JSON object")
+    _key_options(pu)
     pu.set_defaults(func=_cmd_prune)
 
     a = sub.add_parser(
@@ -400,7 +505,11 @@ def build_parser() -> argparse.ArgumentParser:
         "the filters and a new footer are appended. Without DST the file is replaced\n"
         "atomically.",
         epilog="examples: bloomskip add-bloom events.parquet --column user_id\n"
-        "          bloomskip add-bloom in.parquet out.parquet -c user_id -c sku --fpp 0.001",
+        "          bloomskip add-bloom in.parquet out.parquet -c user_id -c sku --fpp 0.001\n"
+        "          bloomskip add-bloom enc.parquet -c ssn --keys keys.json\n\n"
+        "An encrypted file needs its footer key (the footer is encrypted or signed again)\n"
+        "and the key of each encrypted column indexed; their filters are encrypted with\n"
+        "the column's key, plaintext columns get plaintext filters.\n\n" + _KEYS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     a.add_argument("src", help="the Parquet file to read")
@@ -413,6 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--replace", action="store_true", help="rebuild filters already there")
     a.add_argument("--progress", action="store_true", help="progress bar even without a TTY")
     a.add_argument("--json", action="store_true", help="print one JSON object")
+    _key_options(a)
     a.set_defaults(func=_cmd_add_bloom)
 
     from bloomskip.index.commands import register

@@ -329,8 +329,9 @@ class FileDecryptor:
         self._footer_key: bytes | None = None
         self._footer_key_reason: str | None = None
         self._keys: dict[tuple[tuple[str, ...], bytes | None], tuple[bytes | None, str]] = {}
-        #: "verified", or why the plaintext footer's signature was not checked
-        self.signature = "encrypted footer" if encrypted_footer else "not checked"
+        #: how the footer is protected: "authenticated (AES-GCM)" for an encrypted footer,
+        #: "signature verified", or why a plaintext footer's signature was not checked
+        self.signature = "authenticated (AES-GCM)" if encrypted_footer else "not checked"
 
     # -- keys ---------------------------------------------------------------------------
 
@@ -406,14 +407,14 @@ class FileDecryptor:
     def verify_signature(self, footer: bytes, signature: bytes) -> None:
         """Check a plaintext footer's signature when the footer key is at hand."""
         if self.props is None:
-            self.signature = "not checked (no decryption properties)"
+            self.signature = "signature not checked (no decryption properties)"
             return
         if not self.props.check_footer_signature:
-            self.signature = "not checked (check_footer_signature=False)"
+            self.signature = "signature not checked (check_footer_signature=False)"
             return
         key = self.footer_key()
         if key is None:
-            self.signature = f"not checked ({self.footer_key_reason})"
+            self.signature = f"signature not checked ({self.footer_key_reason})"
             return
         nonce, tag = signature[:NONCE_LENGTH], signature[NONCE_LENGTH:]
         sealed = gcm_encrypt(key, footer, module_aad(self.file_aad, FOOTER), nonce)
@@ -422,7 +423,7 @@ class FileDecryptor:
                 f"{self.label}: the plaintext footer's signature does not verify (a wrong "
                 "footer key or AAD prefix, or the footer was changed)"
             )
-        self.signature = "verified"
+        self.signature = "signature verified"
 
     def chunk(self, chunk: Struct, row_group: int, column: int, name: str) -> ChunkCrypto:
         return ChunkCrypto(self, chunk, row_group, column, name)

@@ -76,7 +76,7 @@ def inspect_file(
         report["encryption"] = {
             "mode": footer.encryption,
             "algorithm": footer.crypto.algorithm,
-            "footer_signature": footer.crypto.signature,
+            "footer": footer.crypto.signature,
         }
     report["row_groups"] = units
     return report

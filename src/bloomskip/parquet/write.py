@@ -25,6 +25,16 @@ back), the exact number of distinct hashes sizes the bitset with the "parquet" p
 (``bits = -8 ndv / ln(1 - fpp^(1/8))``, rounded up to a power of two, 32 B to 128 MiB),
 and the header is the canonical one (:func:`bloomskip.parquet.bloom.encode_header`).
 
+Encrypted files (Parquet modular encryption, with ``decryption=`` giving the keys): the
+filter of an encrypted column is written as two AES-GCM modules with the column's key -
+the header (module type 8) and the bitset (type 9), fresh random nonces, AADs with the
+file AAD and the chunk's row group and column ordinals - and its ColumnMetaData is sealed
+again (field 9, module type 1) where the file keeps it encrypted; plaintext columns get
+plaintext filters. The footer is encrypted again (``PARE``: the FileCryptoMetaData is
+copied, the footer module gets a fresh nonce) or signed again (plaintext footer), so the
+footer key is needed; the file AAD is unchanged, so every existing module stays valid.
+The values are read through :mod:`bloomskip.parquet.plainview` (decrypted pages).
+
 Files are replaced atomically: the new file is written to a temporary file in the same
 directory, flushed and fsynced, renamed over the target with :func:`os.replace`, and the
 directory is fsynced. If anything fails, the target is untouched and the temporary file
@@ -57,14 +67,17 @@ from bloomskip.errors import (
     BloomskipError,
     CorruptFileError,
     InvalidParameterError,
+    MissingKeyError,
     UnsupportedTypeError,
 )
 from bloomskip.hashing import hash_int96, hash_values
 from bloomskip.hashing.arrow import PhysicalSpec
 from bloomskip.hashing.physical import PhysicalType
 from bloomskip.parquet import thrift
-from bloomskip.parquet.bloom import encode_header, load_filter
-from bloomskip.parquet.footer import MAGIC, Footer, LeafColumn, read_footer
+from bloomskip.parquet.bloom import encode_header, encrypted_filter_modules, load_filter
+from bloomskip.parquet.crypto import Decryption
+from bloomskip.parquet.footer import ENCRYPTED_MAGIC, MAGIC, Footer, LeafColumn, read_footer
+from bloomskip.parquet.plainview import plaintext_chunk_file
 from bloomskip.parquet.schema import ColumnType, column_type
 from bloomskip.sbbf import Sbbf
 from bloomskip.sbbf.sizing import SizingPolicy, num_bytes_for
@@ -163,6 +176,7 @@ def add_bloom_filters(
     progress: bool = False,
     *,
     policy: SizingPolicy = "parquet",
+    decryption: Decryption | None = None,
 ) -> AddResult:
     """Add bloom filters to the Parquet file ``src`` without re-encoding its pages.
 
@@ -187,9 +201,14 @@ def add_bloom_filters(
 
     A chunk that already has a filter keeps it unless ``replace=True``; then it gets a
     new one and the old filter's bytes stay where they were, unreferenced (pages and
-    anything else before the footer are never moved). Encrypted files raise
-    :class:`UnsupportedFileError`, damaged ones :class:`CorruptFileError`; either way
-    nothing is written. ``progress=True`` shows a bar on stderr.
+    anything else before the footer are never moved). Damaged files raise
+    :class:`CorruptFileError` and nothing is written. ``progress=True`` shows a bar on
+    stderr.
+
+    Encrypted files need ``decryption`` with the footer key (the footer is encrypted or
+    signed again) and the key of each encrypted column to index: a named column without
+    its key raises :class:`MissingKeyError`, an unnamed one is skipped with the reason.
+    Filters of encrypted columns are encrypted with the column's key.
     """
     started = time.perf_counter()
     num_bytes_for(1, fpp, policy)  # validate fpp and policy before touching anything
@@ -197,7 +216,9 @@ def add_bloom_filters(
     in_place = dst is None or _same_file(src_name, os.fspath(dst))
     target = os.path.realpath(src_name) if in_place else os.fspath(dst)  # type: ignore[arg-type]
     with open(src_name, "rb") as fh:
-        footer = read_footer(fh, name=src_name)
+        footer = read_footer(fh, name=src_name, decryption=decryption)
+        if footer.crypto is not None:
+            footer.crypto.require_footer_key()  # to encrypt or sign the new footer
         cols, skipped = _plan_columns(footer, columns)
         jobs, chunk_skips = _plan_chunks(fh, footer, cols, replace)
         result = AddResult(
@@ -315,7 +336,12 @@ def _plan_columns(
         seen.add(leaf.index)
         ctype = column_type(leaf)
         why = _why_no_filter(leaf, ctype)
-        if why is None:
+        locked = footer.row_groups[0].columns[leaf.index].locked if footer.row_groups else None
+        if why is None and locked:
+            if explicit:
+                raise MissingKeyError(f"{footer.path}: {locked}")
+            skipped.append(SkippedChunk(None, leaf.name, locked))
+        elif why is None:
             out.append(_Column(leaf, ctype, ctype.spec))  # type: ignore[arg-type]
         elif explicit:
             raise UnsupportedTypeError(f"{footer.path}: column {leaf.name}: {why}")
@@ -345,7 +371,9 @@ def _plan_chunks(
         for col in cols:
             chunk = rg.columns[col.leaf.index]
             name = col.leaf.name
-            if chunk.meta is None:
+            if chunk.locked:
+                skipped.append(SkippedChunk(rg.index, name, chunk.locked))
+            elif chunk.meta is None:
                 skipped.append(SkippedChunk(rg.index, name, "column chunk has no metadata"))
             elif chunk.bloom_filter_offset is None:
                 jobs.append(_Job(rg.index, col, replaced=False))
@@ -402,6 +430,40 @@ class _ValueReader:
             return call()
         except (pa.ArrowException, OSError) as e:
             raise CorruptFileError(f"{self.label}: cannot {what}: {e}") from e
+
+
+class _DecryptedReader(_ValueReader):
+    """Reads one column chunk of an encrypted file from its decrypted pages: a one-chunk
+    plaintext file built by :func:`~bloomskip.parquet.plainview.plaintext_chunk_file`."""
+
+    def __init__(self, path: str, label: str, footer: Footer) -> None:
+        self.path = path
+        self.label = label
+        self.footer = footer
+        self._cache: tuple[tuple[int, int], bytes] | None = None
+
+    def close(self) -> None:
+        self._cache = None
+
+    def read(self, row_group: int, leaf: LeafColumn, int96_unit: str = "ns") -> pa.ChunkedArray:
+        key = (row_group, leaf.index)
+        if self._cache is None or self._cache[0] != key:  # INT96 reads a chunk twice
+            chunk = self.footer.row_groups[row_group].columns[leaf.index]
+            with open(self.path, "rb") as fh:
+                self._cache = (key, plaintext_chunk_file(fh, self.footer, chunk))
+        data = self._cache[1]
+        what = f"read row group {row_group} column {leaf.name}"
+        table = self._guard(
+            what,
+            lambda: pq.ParquetFile(
+                pa.BufferReader(data), coerce_int96_timestamp_unit=int96_unit
+            ).read_row_group(0, columns=[leaf.name]),
+        )
+        if table.num_columns != 1:
+            raise UnsupportedTypeError(
+                f"{self.label}: column name {leaf.name!r} selects {table.num_columns} columns"
+            )
+        return _leaf_values(table.column(0), leaf, self.label)
 
 
 def _leaf_values(arr: pa.ChunkedArray, leaf: LeafColumn, label: str) -> pa.ChunkedArray:
@@ -530,7 +592,12 @@ def _append_filters(
     # overwrites its temporary file's footer - and written in order as they complete.
     workers = max(1, min(os.cpu_count() or 1, MAX_WORKERS, len(jobs)))
     readers: queue.SimpleQueue[_ValueReader] = queue.SimpleQueue()
-    opened = [_ValueReader(path, label or footer.path, int96=int96) for _ in range(workers)]
+    if footer.crypto is not None:
+        opened: list[_ValueReader] = [
+            _DecryptedReader(path, label or footer.path, footer) for _ in range(workers)
+        ]
+    else:
+        opened = [_ValueReader(path, label or footer.path, int96=int96) for _ in range(workers)]
     for r in opened:
         readers.put(r)
 
@@ -550,11 +617,23 @@ def _append_filters(
         ):
             for job, (f, ndv) in _in_order(pool, build, jobs, window=2 * workers):
                 offset = out.tell()
-                length = _write_filter(out, f)
-                meta = footer.row_groups[job.row_group].columns[job.column.leaf.index].meta
-                assert meta is not None  # chunks without metadata never become jobs
-                meta.set(BLOOM_FILTER_OFFSET, thrift.I64, offset)
-                meta.set(BLOOM_FILTER_LENGTH, thrift.I32, length)
+                chunk = footer.row_groups[job.row_group].columns[job.column.leaf.index]
+                if chunk.crypto is not None:  # encrypted with the column's key
+                    modules = encrypted_filter_modules(chunk.crypto, f)
+                    out.write(modules)
+                    length = len(modules)
+                    chunk.crypto.seal_metadata(
+                        {
+                            BLOOM_FILTER_OFFSET: (thrift.I64, offset),
+                            BLOOM_FILTER_LENGTH: (thrift.I32, length),
+                        }
+                    )
+                else:
+                    length = _write_filter(out, f)
+                    meta = chunk.meta
+                    assert meta is not None  # chunks without metadata never become jobs
+                    meta.set(BLOOM_FILTER_OFFSET, thrift.I64, offset)
+                    meta.set(BLOOM_FILTER_LENGTH, thrift.I32, length)
                 added.append(
                     AddedFilter(
                         job.row_group,
@@ -570,7 +649,7 @@ def _append_filters(
     finally:
         for r in opened:
             r.close()
-    _write_footer(out, footer.metadata)
+    _write_footer(out, footer)
     return added
 
 
@@ -607,11 +686,20 @@ def _write_filter(out: BinaryIO, f: Sbbf) -> int:
     return len(header) + f.num_bytes
 
 
-def _write_footer(out: BinaryIO, metadata: thrift.Struct) -> None:
-    raw = thrift.encode_struct(metadata)
-    out.write(raw)
-    out.write(struct.pack("<I", len(raw)))
-    out.write(MAGIC)
+def _write_footer(out: BinaryIO, footer: Footer) -> None:
+    """The (edited) footer and the tail: plaintext, signed plaintext or encrypted."""
+    raw = thrift.encode_struct(footer.metadata)
+    crypto = footer.crypto
+    if crypto is None:
+        tail, magic = raw, MAGIC
+    elif crypto.encrypted_footer:
+        assert footer.crypto_metadata is not None
+        tail, magic = footer.crypto_metadata + crypto.encrypt_footer(raw), ENCRYPTED_MAGIC
+    else:
+        tail, magic = raw + crypto.sign_footer(raw), MAGIC
+    out.write(tail)
+    out.write(struct.pack("<I", len(tail)))
+    out.write(magic)
 
 
 @contextlib.contextmanager
