@@ -297,12 +297,14 @@ def test_empty_footer(tmp_path, pyarrow_seed):
         (lambda b: b"PAR2" + b[4:], CorruptFileError, "not a Parquet file"),
         (lambda b: b[:-4] + b"PAR2", CorruptFileError, "not a Parquet file"),
         (lambda b: b"\0\0\0\0" + b[4:-4] + b"\0\0\0\0", CorruptFileError, "not a Parquet file"),
-        (lambda b: b[:-4] + b"PARE", UnsupportedFileError, "encrypted"),
-        (lambda b: b"PARE" + b[4:], UnsupportedFileError, "encrypted"),
+        # An encrypted-footer file starts and ends with PARE: one of them is no Parquet.
+        (lambda b: b[:-4] + b"PARE", CorruptFileError, "not a Parquet file"),
+        (lambda b: b"PARE" + b[4:], CorruptFileError, "not a Parquet file"),
         (
-            lambda b: edited(b, lambda m: m.set(8, STRUCT, Struct())),  # encryption_algorithm
-            UnsupportedFileError,
-            "encrypted",
+            # encryption_algorithm makes a signed plaintext footer, which this is not
+            lambda b: edited(b, lambda m: m.set(8, STRUCT, Struct())),
+            CorruptFileError,
+            "28-byte signature",
         ),
     ],
     ids=["head", "tail", "zeros", "PARE_tail", "PARE_head", "encryption_algorithm"],

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bloomskip.errors import CorruptFileError, UnsupportedFileError
+from bloomskip.errors import CorruptFileError
 from bloomskip.parquet.bloom import parse_header, read_bloom_filters
 from bloomskip.parquet.footer import read_footer
 from bloomskip.parquet.thrift import I32, I64, decode_struct, encode_struct
@@ -163,7 +163,7 @@ def test_header_sizes_known_answers():
         ),
         (lambda b: b[:-8] + struct.pack("<I", len(b)) + b"PAR1", CorruptFileError, "footer length"),
         (lambda b: b[:-8] + b"\x05\x00\x00\x00PAR1", CorruptFileError, "Thrift|no schema"),
-        (lambda b: b[:-4] + b"PARE", UnsupportedFileError, "encrypted"),
+        (lambda b: b[:-4] + b"PARE", CorruptFileError, "not a Parquet file"),
     ],
 )
 def test_hostile_files(pyarrow_file, tmp_path, mutate, error, message):

@@ -40,7 +40,7 @@ from bloomskip.errors import (
     CorruptFileError,
     InvalidFilterSizeError,
     InvalidParameterError,
-    UnsupportedFileError,
+    MissingKeyError,
     UnsupportedTypeError,
 )
 from bloomskip.hashing import hash_int96, hash_values
@@ -635,7 +635,9 @@ def _kms_factory():
 
 
 @pytest.mark.parametrize("plaintext_footer", [False, True], ids=["PARE", "plaintext_footer"])
-def test_encrypted_files_are_refused_and_untouched(tmp_path, plaintext_footer):
+def test_encrypted_files_without_keys_are_refused_and_untouched(tmp_path, plaintext_footer):
+    """Without the footer key the footer can be neither encrypted nor signed again (the
+    encrypted round trip is in test_parquet_crypto.py)."""
     pe, factory = _kms_factory()
     config = pe.EncryptionConfiguration(
         footer_key="k1",
@@ -651,7 +653,7 @@ def test_encrypted_files_are_refused_and_untouched(tmp_path, plaintext_footer):
     data = src.read_bytes()
     assert data[-4:] == (b"PAR1" if plaintext_footer else b"PARE")
     for dst in (None, tmp_path / "out.parquet"):
-        with pytest.raises(UnsupportedFileError, match=r"enc\.parquet: encrypted Parquet"):
+        with pytest.raises(MissingKeyError, match=r"enc\.parquet: .*footer key"):
             add_bloom_filters(src, dst, columns=["a"])
     assert src.read_bytes() == data
     assert listing(tmp_path) == ["enc.parquet"]

@@ -193,7 +193,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     )
     enc = report.get("encryption")
     if enc:
-        print(f"encrypted: {enc['mode']}, {enc['algorithm']}; footer {enc['footer_signature']}")
+        print(f"encrypted: {enc['mode']}, {enc['algorithm']}; footer {enc['footer']}")
     header = (
         f"{'rg':>4} {'column':24} {'filter':8} {'bytes':>10} {'fill':>6} {'~ndv':>10} {'fpp':>9}"
     )

@@ -203,8 +203,10 @@ class Decryption:
       files with a KMS client (see :meth:`from_kms`);
     * ``aad_prefix``: for files written with an AAD prefix they did not store; if the file
       stores one too, they must be equal;
-    * ``check_footer_signature``: verify a plaintext footer's signature when the footer
-      key is available (without the footer key it cannot be checked, as for any reader).
+    * ``check_footer_signature``: verify a plaintext footer's signature (this needs the
+      footer key: without it, :class:`~bloomskip.errors.MissingKeyError` unless this is
+      False). Without any ``Decryption`` a plaintext footer is read unverified, as a
+      reader unaware of encryption would, and only its plaintext columns are usable.
 
     A retriever that returns None or raises ``KeyError``/:class:`MissingKeyError` means
     "no key": that column is locked (never read, never used to prune) and the footer is
@@ -341,8 +343,8 @@ class FileDecryptor:
             return None, f"{what}: no key given ({_show_metadata(key_metadata)})"
         try:
             key = retriever(key_metadata or b"")
-        except DecryptionError:
-            raise
+        except DecryptionError as e:  # a wrong master key: never "no key"
+            raise DecryptionError(f"{self.label}: {what}: {e}") from e
         except (KeyError, MissingKeyError, LookupError) as e:
             return None, f"{what}: no key ({_retrieval_failure(e)})"
         except Exception as e:  # a KMS client may raise anything: the column stays locked
@@ -414,8 +416,11 @@ class FileDecryptor:
             return
         key = self.footer_key()
         if key is None:
-            self.signature = f"signature not checked ({self.footer_key_reason})"
-            return
+            raise MissingKeyError(
+                f"{self.label}: the plaintext footer's signature needs the footer key "
+                f"({self.footer_key_reason}); pass it, or check_footer_signature=False "
+                "to read with column keys only"
+            )
         nonce, tag = signature[:NONCE_LENGTH], signature[NONCE_LENGTH:]
         sealed = gcm_encrypt(key, footer, module_aad(self.file_aad, FOOTER), nonce)
         if not hmac.compare_digest(sealed[-TAG_LENGTH:], tag):
