@@ -271,8 +271,10 @@ def spark_files(spark_crypto, tmp_path_factory) -> dict[str, Path]:
 
 def spark_scan(spark, path, where: str, bloom: bool) -> tuple[list, int]:
     """(keys found, rows the Parquet scan output) with Spark's bloom filters on or off;
-    the vectorized scan outputs every row of each row group it reads."""
+    the vectorized scan outputs every row of each row group it reads (page index
+    filtering is turned off, so that only row groups are skipped)."""
     reader = spark.read.option("parquet.filter.bloom.enabled", str(bloom).lower())
+    reader = reader.option("parquet.filter.columnindex.enabled", "false")
     for k, v in SPARK_CRYPTO.items():
         reader = reader.option(k, v)
     df = reader.parquet(str(path)).where(where).select("key")
@@ -428,20 +430,23 @@ def test_tampered_and_truncated_modules(spark_files, tmp_path):
     dec = decryption()
     src = spark_files["encrypted_footer"]
     data = src.read_bytes()
-    (off, length), *_ = _filter_span(src, dec, "id")
+    (off, length), *_ = _filter_span(src, dec, "s")
     bad = tmp_path / "tampered.parquet"
+    absent = "s = 'u1000x'"  # inside every row group's min/max; only filters rule it out
+    assert prune(src, absent, decryption=dec).units[0].reason.endswith("bloom filter: absent")
     # A flipped bit in the first bitset: that filter is invalid, the row group may match.
     flipped = bytearray(data)
     flipped[off + length - 100] ^= 0x01
     bad.write_bytes(bytes(flipped))
-    f = read_bloom_filters(bad, decryption=dec, columns=["id"])[0]
+    f = read_bloom_filters(bad, decryption=dec, columns=["s"])[0]
     assert f.status == "invalid" and "AES-GCM authentication failed" in f.reason
-    assert prune(bad, "id = 20001", decryption=dec).units[0].may_match
+    unit = prune(bad, absent, decryption=dec).units[0]
+    assert unit.may_match and "bloom filter invalid" in unit.reason
     # A module length that runs past the filter: invalid too.
     cut = bytearray(data)
     cut[off : off + 4] = struct.pack("<I", 10**6)
     bad.write_bytes(bytes(cut))
-    assert "runs past" in read_bloom_filters(bad, decryption=dec, columns=["id"])[0].reason
+    assert "runs past" in read_bloom_filters(bad, decryption=dec, columns=["s"])[0].reason
     # The encrypted footer changed or cut: typed errors naming the file.
     footer = read_footer(src, decryption=dec)
     flipped = bytearray(data)
@@ -524,12 +529,19 @@ def test_spark_reads_filters_bloomskip_adds(spark_crypto, spark_files, tmp_path,
     # Spark reads the file with the same keys and skips row groups with the new filters.
     largest = max(g.num_rows for g in footer.row_groups)
     present = (100 * 7919) % ROWS * 2
-    for where, expected in [("key = 5", []), ("key = 20001", []), (f"key = {present}", [present])]:
+    for where, expected in [
+        ("key = 20001", []),
+        ("key = 30001", []),
+        (f"key = {present}", [present]),
+    ]:
         on_rows, on_scanned = spark_scan(spark_crypto, dst, where, True)
         off_rows, off_scanned = spark_scan(spark_crypto, dst, where, False)
         assert on_rows == off_rows == expected
         assert off_scanned == ROWS  # statistics alone skip nothing
-        assert on_scanned <= largest * len(expected), (where, on_scanned)
+        # Spark reads just the row groups bloomskip's prune keeps (the same filters)
+        kept = prune(dst, where, decryption=dec).units
+        assert on_scanned == sum(u.num_rows for u in kept if u.may_match), where
+        assert on_scanned <= 2 * largest * max(1, len(expected)), (where, on_scanned)
     # bloomskip prunes with them as with filters added to the plaintext copy.
     plain_dst = tmp_path / "plain.parquet"
     add_bloom_filters(spark_files["plain"], plain_dst, columns=["key", "plain"], replace=True)

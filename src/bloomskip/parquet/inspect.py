@@ -85,15 +85,16 @@ def inspect_file(
 def _end_of_row_group_data(footer) -> int:
     """First byte after the last column chunk's pages (a chunk starts at its dictionary).
 
-    Locked chunks do not count; the row group's own ``file_offset`` and
-    ``total_compressed_size`` (fields 5 and 6, in the footer) bound them."""
+    Locked chunks do not count; in encrypted files the row group's own ``file_offset``
+    and ``total_compressed_size`` (fields 5 and 6, in the footer) bound them."""
     ends = [
         (c.dictionary_page_offset or c.data_page_offset or 0) + (c.total_compressed_size or 0)
         for g in footer.row_groups
         for c in g.columns
         if not c.locked
     ]
-    for rg in footer.metadata.get(4).items if footer.metadata.get(4) is not None else []:
+    groups = footer.metadata.get(4) if footer.crypto is not None else None
+    for rg in groups.items if groups is not None else []:
         start, size = rg.get(5), rg.get(6)
         if type(start) is int and type(size) is int:
             ends.append(start + size)
