@@ -116,3 +116,16 @@ def test_ndv_estimate_inverts_fill():
     fill = 1 - (1 - 1 / (32 * (nbytes // 32))) ** 50_000
     assert sizing.ndv_from_fill(fill, nbytes) == pytest.approx(50_000, rel=1e-9)
     assert sizing.ndv_from_fill(0.0, nbytes) == 0.0
+
+
+def test_putze_table_answers_as_the_search():
+    """``num_bytes_for(..., "putze")`` bisects a cached capacity table; it must give what
+    Lance's binary search over log2(bytes) gives, clamped to 32 B .. 128 MiB."""
+    import random
+
+    rng = random.Random(7)
+    for fpp in (0.00057, 0.01, 0.001, 0.3):
+        ndvs = [*range(0, 2000, 7), *(rng.randrange(2000, 10**9) for _ in range(60))]
+        for ndv in ndvs:
+            log2 = min(max(sizing.putze_min_log2_bytes(ndv, fpp), 5), 27)
+            assert sizing.num_bytes_for(ndv, fpp, "putze") == 1 << log2, (ndv, fpp)

@@ -39,15 +39,6 @@ def _count_runs(hashes, bounds, ndv):
 
 
 @njit(**KERNEL)
-def count_distinct_sorted(hashes):
-    n = 0
-    for i in range(hashes.shape[0]):
-        if i == 0 or hashes[i] != hashes[i - 1]:
-            n += 1
-    return n
-
-
-@njit(**KERNEL)
 def insert_runs(words, offsets, sizes, hashes, bounds):
     """Insert run ``z`` of ``hashes`` (``bounds`` as above) into zone filter ``z``."""
     for z in range(bounds.shape[0] - 1):

@@ -509,7 +509,9 @@ def evaluate(
         keys = next(iter(data.values())).key  # sorted and unique already
     else:  # a sort and a neighbour test: np.unique hashes, ~20x slower here
         keys = np.sort(np.concatenate([d.key for d in data.values()]))
-        keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
+        first = np.ones(keys.shape[0], dtype=np.bool_)  # also right for no zones at all
+        first[1:] = keys[1:] != keys[:-1]
+        keys = keys[first]
     keys = keys[np.isin(keys >> _KEY_SHIFT, fids)]
     zfile = np.searchsorted(fids, keys >> _KEY_SHIFT)
     ctx = _Context(columns, bound, fids, keys, zfile, data, max_in_fpp, res.notes)
@@ -641,7 +643,7 @@ class _Context:
                 physical=col.physical,
                 encoding=col.encoding,
             )
-        except BloomskipError as e:
+        except (BloomskipError, pa.ArrowException, ValueError, OverflowError) as e:
             self.note(f"{name}: literals cannot be hashed as the index does ({e}); may match")
             return self.ones()
         hashes = np.unique(hashes)

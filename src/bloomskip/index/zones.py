@@ -34,9 +34,10 @@ import pyarrow.parquet as pq
 
 from bloomskip.errors import BloomskipError
 from bloomskip.hashing import hash_values
-from bloomskip.index.kernels import count_distinct_sorted, insert_runs, sort_runs_count_distinct
+from bloomskip.index.kernels import insert_runs, sort_runs_count_distinct
 from bloomskip.index.layout import FILE_SCHEMA, ZONE_SCHEMA, ColumnIndex, Zoning
 from bloomskip.index.sources import Source, SourceFile
+from bloomskip.sbbf import build_filter
 from bloomskip.sbbf.sizing import putze_num_bytes
 
 _MAX_CHUNK_BYTES = 1 << 30  # binary arrays use int32 offsets
@@ -192,7 +193,7 @@ def _column_zones(
         hashes = hash_values(arr, physical=col.physical, encoding=col.encoding)
     except BloomskipError as e:
         return _failed(f"{col.name}: {e}")
-    hashes = np.ascontiguousarray(hashes, dtype=np.uint64).copy()
+    hashes = np.require(hashes, np.uint64, ["C", "W"])  # ours: sorted in place below
     if arr.null_count:
         valid = pc.is_valid(arr).to_numpy(zero_copy_only=False)
         nonnull = np.concatenate([[0], np.cumsum(valid, dtype=np.int64)])[bounds]
@@ -211,18 +212,9 @@ def _column_zones(
     words = np.zeros(int(offsets[-1]) // 4, dtype=np.uint32)
     insert_runs(words, offsets[:-1] // 4, sizes // 4, hashes, nonnull)
     file_filter, file_ndv = None, 0  # 0: not counted without a file filter
-    if col.file_filters:
-        ordered = np.sort(hashes, kind="stable")  # merges the sorted runs
-        file_ndv = int(count_distinct_sorted(ordered))
-        ff = np.zeros(putze_num_bytes(file_ndv, col.fpp) // 4, dtype=np.uint32)
-        insert_runs(
-            ff,
-            np.zeros(1, np.int64),
-            np.array([ff.shape[0]], np.int64),
-            ordered,
-            np.array([0, ordered.shape[0]], np.int64),
-        )
-        file_filter = ff.tobytes()
+    if col.file_filters:  # the runs are sorted: build_filter's merge sort is cheap
+        ff, file_ndv = build_filter(hashes, col.fpp, "putze")
+        file_filter = ff.to_bytes()
     starts, spans = bounds[:-1], lengths
     if row_offsets is not None and z:
         starts = row_offsets[bounds[:-1]]

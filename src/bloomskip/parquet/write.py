@@ -79,7 +79,7 @@ from bloomskip.parquet.crypto import Decryption
 from bloomskip.parquet.footer import ENCRYPTED_MAGIC, MAGIC, Footer, LeafColumn, read_footer
 from bloomskip.parquet.plainview import plaintext_chunk_file
 from bloomskip.parquet.schema import ColumnType, column_type
-from bloomskip.sbbf import Sbbf
+from bloomskip.sbbf import Sbbf, build_filter
 from bloomskip.sbbf.sizing import SizingPolicy, num_bytes_for
 
 #: ColumnMetaData field ids (parquet.thrift).
@@ -555,23 +555,6 @@ def _int64s(values: pa.ChunkedArray) -> np.ndarray:
     if len(valid) == 0:
         return np.zeros(0, dtype=np.int64)
     return valid.combine_chunks().cast(pa.int64()).to_numpy()
-
-
-def build_filter(
-    hashes: np.ndarray, fpp: float, policy: SizingPolicy = "parquet"
-) -> tuple[Sbbf, int]:
-    """A filter sized for the exact distinct count of ``hashes`` at ``fpp``, holding them.
-
-    Returns the filter and that count. No hashes give the smallest filter, 32 B.
-    """
-    # Sorted, the inserts walk the blocks in order (the block index is monotone in the
-    # hash); duplicates are counted out but inserting them again is harmless. A plain
-    # sort is ~50x faster than np.unique's hash table on uint64.
-    ordered = np.sort(hashes, kind="stable") if hashes.size else hashes
-    ndv = int(ordered.size and 1 + np.count_nonzero(ordered[1:] != ordered[:-1]))
-    f = Sbbf(num_bytes_for(ndv, fpp, policy))
-    f.insert_hashes(ordered)
-    return f, ndv
 
 
 def _append_filters(

@@ -147,9 +147,8 @@ def num_bytes_for(ndv: int, fpp: float, policy: SizingPolicy = "parquet") -> int
     """Bitset size in bytes for ``ndv`` distinct values at target ``fpp`` under ``policy``."""
     if policy == "parquet":
         return clamp_num_bytes(parquet_num_bits(ndv, fpp) // 8)
-    if policy == "putze":
-        log2 = min(max(putze_min_log2_bytes(ndv, fpp), _LOG2_MIN), _LOG2_MAX)
-        return 1 << log2
+    if policy == "putze":  # putze_min_log2_bytes's search, through a cached table
+        return putze_num_bytes(ndv, fpp)
     raise InvalidParameterError(
         f"unknown sizing policy {policy!r}: use one of {', '.join(POLICIES)}"
     )
