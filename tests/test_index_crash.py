@@ -179,9 +179,10 @@ for line in sys.stdin:
             code, result = run(req)
         except BaseException:
             result = {"error": traceback.format_exc()}
-        finally:
-            with open(req["out"], "w") as fh:
+        finally:  # whole or absent: a kill may land while this is written
+            with open(req["out"] + ".tmp", "w") as fh:
                 json.dump(result, fh)
+            os.replace(req["out"] + ".tmp", req["out"])
             os._exit(code)
     print(json.dumps({"pid": pid}), flush=True)
 """
@@ -495,7 +496,7 @@ class Writers:
         got = self._ask({"reap": run.pid, "timeout": TIMEOUT_S}, '"exit"')
         assert not got["timed_out"], f"a writer ran more than {TIMEOUT_S} s"
         run.exit = got["exit"]
-        if run.out.exists():
+        if run.exit != -signal.SIGKILL and run.out.exists():
             run.result = json.loads(run.out.read_text())
         return run
 
