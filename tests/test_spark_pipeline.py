@@ -495,3 +495,16 @@ def _scan_rows(df) -> int:
 
     walk(df._jdf.queryExecution().executedPlan())
     return sum(out)
+
+
+def test_index_commands_run_on_spark(spark, lake, tmp_path, capsys):
+    from bloomskip.cli import main
+
+    args = ["index", "build", str(lake), str(tmp_path / "s"), "-c", "k", "--zone-rows", "256"]
+    assert main([*args, "--spark", "local[2]", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files_indexed"] == 8
+    index.build(lake, ["k"], tmp_path / "l", zone_rows=256)
+    _assert_same_index(tmp_path / "s", tmp_path / "l")
+    _write(lake / "part-08.parquet", _table(8, 700), 40)
+    assert main(["index", "refresh", str(tmp_path / "s"), "--spark", "local[2]", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files_indexed"] == 1
