@@ -239,6 +239,7 @@ def test_files_added_rewritten_deleted(ds, tmp_path):
     r = _report(tmp_path / "r0.json")
     assert r["files_total"] == 4 and r["files_candidate"] == 3  # 1 and 7 in full, 2 by zones
     assert r["zones_candidate"] == 1 and r["files_skipped"] == 1
+    assert r["read_in_full"] == {"changed since indexing": 1, "not indexed": 1}
     r = _report(tmp_path / "r1.json")  # 3 was in the deleted file, the others are new
     assert r["files_candidate"] == 2 and r["skipped_reasons"] == {"file filter": 2}
 
@@ -496,6 +497,19 @@ def test_fallbacks_and_typed_errors(lake, tmp_path):
             BloomskipDataSource({"index": str(bad)}).schema()
         _, parts = _plan(str(bad), schema, [sds.EqualTo(("k",), 3)], root)
         assert len(parts) == FILES and all(p.zones is None for p in parts)
+    # a manifest that parses but whose source or tables are nonsense
+    good = _report(os.path.join(idx, "_manifests", manifest))
+    frags = os.path.join(bad, good["fragments"])
+    for source in [[], {"filesystem": "local"}, {"filesystem": "zz", "uri": "zz://x"}, None]:
+        body = good | ({"source": source} if source is not None else {})
+        with open(bad / "_manifests" / manifest, "w") as fh:
+            json.dump(body, fh)
+        if source is None:  # the manifest is fine, the fragment table is not
+            pq.write_table(pa.table({"fragment_id": [1], "path": [3]}), frags)
+        assert BloomskipDataSource({"index": str(bad)}).schema() == schema
+        reader, parts = _plan(str(bad), schema, [sds.EqualTo(("k",), 3)], root)
+        assert len(parts) == FILES and all(p.zones is None for p in parts), source
+        assert reader.pushed  # pushed, then the query failed: the report says so
 
 
 def test_a_subdirectory_and_files_outside_the_index(lake, tmp_path):

@@ -255,7 +255,7 @@ class BloomskipDataSource(sds.DataSource):
 
     def schema(self) -> st.StructType:
         manifest = _open_index(self.index).manifest
-        _refuse_lance(manifest.source.get("filesystem"), self.index)
+        _refuse_lance(_source_kind(manifest), self.index)
         if self.path is not None:
             _refuse_lance_path(self.path)
         return spark_schema(manifest.schema)
@@ -282,6 +282,13 @@ def _open_index(index: str):
         raise
     except Exception as e:  # hostile files: never an untyped crash
         raise CorruptFileError(f"{index}: unreadable zone index: {e!r}") from e
+
+
+def _source_kind(manifest) -> str | None:
+    """The file system kind the manifest records for its source ("lance" for a Lance
+    dataset), or None if it records none readable."""
+    source = manifest.source
+    return source.get("filesystem") if isinstance(source, dict) else None
 
 
 def _refuse_lance(filesystem: str | None, where: str) -> None:
@@ -391,18 +398,19 @@ class BloomskipReader(sds.DataSourceReader):
             except Exception as e:
                 failure = f"index unreadable: {e}"
         if zi is not None:
-            _refuse_lance(zi.manifest.source.get("filesystem"), self.index)
+            _refuse_lance(_source_kind(zi.manifest), self.index)
             try:
                 res = zi.query(self.predicate)
+                same = self.path is None or _same_source(self.path, zi.source)
+                report.update(version=res.version, source=zi.manifest.source["uri"])
             except Exception as e:
-                failure = f"index query failed: {e}"
+                res, failure = None, f"index query failed: {e}"
         if res is None:
             return self._fallback(zi, failure or "no index answer", report)
-        report.update(index=res.index, version=res.version, source=zi.manifest.source["uri"])
         sizes = _fragment_identity(zi)
-        candidates = [(f.path, f.zones, f.num_rows) for f in res.files]
+        candidates = [(f.path, f.zones, f.reason) for f in res.files]
         skipped = list(res.skipped)
-        if self.path is not None and not _same_source(self.path, zi.source):
+        if not same:
             candidates, skipped, note = _restrict(self.path, zi, candidates, skipped)
             res.notes.append(note)
         parts = []
@@ -418,6 +426,7 @@ class BloomskipReader(sds.DataSourceReader):
             )
         cand_paths = {p for p, _, _ in candidates}
         zone_files = [f for f in res.files if f.path in cand_paths]
+        in_full = Counter(why for _, zones, why in candidates if zones is None)
         report.update(
             files_total=len(candidates) + len(skipped),
             files_candidate=len(candidates),
@@ -429,6 +438,7 @@ class BloomskipReader(sds.DataSourceReader):
             bytes_skipped=sum(sizes.get(p, (0, 0))[0] for p, _ in skipped),
             skipped_reasons=dict(Counter(why for _, why in skipped)),
             skipped=[{"path": p, "reason": why} for p, why in skipped[:REPORT_EXAMPLES]],
+            read_in_full=dict(in_full),
             notes=list(res.notes),
         )
         return parts, report
@@ -440,9 +450,12 @@ class BloomskipReader(sds.DataSourceReader):
         log.warning("bloomskip: %s; reading every file of the source", why)
         if self.path is not None:
             src = resolve(self.path)
-        elif zi is not None:
-            src = from_json(zi.manifest.source)
         else:
+            try:
+                src = from_json(zi.manifest.source)
+            except Exception:
+                src = None
+        if src is None:
             raise IndexNotFoundError(
                 f"{why}; and no path was given to read without it (.load(<source>))"
             )
@@ -460,6 +473,7 @@ class BloomskipReader(sds.DataSourceReader):
             bytes_skipped=0,
             skipped_reasons={},
             skipped=[],
+            read_in_full={why: len(files)},
             notes=[f"{why}: every file is read"],
         )
         return [FilePartition(src.uri_of(f.path)) for f in files], report
@@ -522,7 +536,7 @@ def _restrict(path: str, zi, candidates, skipped):
     known = {p for p, _, _ in candidates} | {p for p, _ in skipped}
     kept = [c for c in candidates if c[0] in wanted]
     skipped = [s for s in skipped if s[0] in wanted]
-    extra = [(p, None, None) for p in files if p not in known]
+    extra = [(p, None, "not in the index's source") for p in files if p not in known]
     note = (
         f"read {path}, part of the index's source {zi.manifest.source.get('uri')}: zone and "
         "row totals are the whole source's"
