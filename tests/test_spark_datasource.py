@@ -367,6 +367,14 @@ def test_reads_only_candidate_zones(lake):
     assert _read(reader, [moved]).num_rows == ROWS
     # Spark's stand-in partition when nothing may match
     assert _read(reader, [sds.InputPartition(None)]) is None
+    # a declared name in another case: pushed and read as the file's column
+    upper = st.StructType(
+        [st.StructField("K", st.LongType()), st.StructField("x", st.IntegerType())]
+    )
+    reader, parts = _plan(idx, upper, [sds.EqualTo(("K",), 20006)])
+    assert [str(e) for e in reader.pushed] == ["k = 20006"] and len(parts) == 1
+    t = _read(reader, parts)
+    assert t.schema.names == ["K", "x"] and t.column("x").null_count == 64
 
 
 def _spark_value(v):

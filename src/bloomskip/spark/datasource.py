@@ -111,6 +111,7 @@ def spark_type(t: pa.DataType) -> st.DataType:
         (pa.types.is_float32, st.FloatType()),
         (pa.types.is_float64, st.DoubleType()),
         (pa.types.is_date, st.DateType()),
+        (pa.types.is_null, st.NullType()),
     ]
     for test, spark in simple:
         if test(t):
