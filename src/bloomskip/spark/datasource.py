@@ -217,9 +217,10 @@ def _conjunction(parts: Sequence[Expression]) -> Expression:
 
 @dataclass(frozen=True)
 class FilePartition(sds.InputPartition):
-    """One file to read: its URI, the candidate zones (row ranges; None = every row),
-    and, when zones are given, the identity the index had for the file, so a file
-    rewritten since planning is read in full rather than by stale offsets."""
+    """One file to read: its URI; its candidate zones as sorted, disjoint (start, length)
+    row ranges, adjacent zones merged (None = every row); and, when zones are given, the
+    (size, mtime) the index had for the file, so that a file rewritten since planning is
+    read in full rather than by stale offsets."""
 
     path: str
     zones: tuple[tuple[int, int], ...] | None = None
@@ -420,7 +421,7 @@ class BloomskipReader(sds.DataSourceReader):
             parts.append(
                 FilePartition(
                     path,
-                    None if zones is None else tuple((int(a), int(n)) for a, n in zones),
+                    None if zones is None else tuple((a, b - a) for a, b in _merge(zones)),
                     None if ident is None else ident[0],
                     None if ident is None else ident[1],
                 )
@@ -635,7 +636,7 @@ def read_file(part: FilePartition, schema: st.StructType) -> Iterator[pa.RecordB
 def _merge(zones: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """Zones (start, length) as sorted, disjoint [start, end) ranges."""
     out: list[list[int]] = []
-    for a, n in sorted(zones):
+    for a, n in sorted((int(a), int(n)) for a, n in zones):
         if n <= 0:
             continue
         if out and a <= out[-1][1]:
