@@ -14,7 +14,7 @@ and the zones inside them, that a zone index says may match.
 How a query flows (Spark 4.1+, ``spark.sql.python.filterPushdown.enabled=true``):
 
 1. :meth:`BloomskipReader.pushFilters` receives the top-level conjuncts of the WHERE clause
-   that Spark can express as data source filters. ``=``, ``<=>`` with a value, ``IN``,
+   that Spark can express as data source filters. ``=``, ``<=>``, ``IN``,
    ``IS NULL`` and ``IS NOT NULL`` on indexed columns become bloomskip expression trees
    (never SQL text), ANDed together. *Every* filter is handed back: a Bloom answer is only
    "maybe", so Spark applies all of them again to the rows read. ``OR`` never reaches a
