@@ -32,7 +32,14 @@ from bloomskip import index
 from bloomskip.errors import SparkJobError
 from bloomskip.index import store
 from bloomskip.parquet.footer import read_footer
-from bloomskip.spark import add_bloom_filters, build_index, plan_read, read, refresh_index
+from bloomskip.spark import (
+    add_bloom_filters,
+    build_index,
+    open_lake,
+    plan_read,
+    read,
+    refresh_index,
+)
 from bloomskip.spark.wire import decode, encode
 
 pytestmark = pytest.mark.spark
@@ -331,12 +338,13 @@ def test_paths_spark_writes_in_other_forms_are_matched(spark, tmp_path):
     lake = tmp_path / "lake dir#1"
     lake.mkdir()
     names = ["sp ace", "hash#x", "pct%41", "uni-é漢", "brk[1]", "q?mark", "amp&eq=+;,@$"]
+    names += ["quo'te", "back\\slash"]
     for i, n in enumerate(names):
         _write(lake / f"{n}.parquet", _table(i, 500), i)
-    build_index(spark, lake, ["k"], tmp_path / "idx", zone_rows=128)
+    build_index(spark, lake, ["s"], tmp_path / "idx", zone_rows=128)
     plain = spark.read.parquet(str(lake))
     for i in range(len(names)):
-        q = f"k = {i * 10_000 + 1}"  # never null (k % 9 == 0 is)
+        q = f"s = 'user-{i * 10_000 + 2:07d}'"
         plan = plan_read(spark, lake, tmp_path / "idx", q)
         assert (plan.files_read, plan.files_skipped) == (1, len(names) - 1), q
         assert _rows(plan.df) == _rows(plain.where(q)) and _scan_files(plan.df) == 1
@@ -497,3 +505,27 @@ def test_index_commands_run_on_spark(spark, lake, tmp_path, capsys):
     _write(lake / "part-08.parquet", _table(8, 700), 40)
     assert main(["index", "refresh", str(tmp_path / "s"), "--spark", "local[2]", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["files_indexed"] == 1
+
+
+def test_an_open_lake_infers_the_schema_once_and_lists_files_every_query(spark, tmp_path):
+    """Hive-style partitions too: the partition column is part of the kept schema."""
+    lake = tmp_path / "lake"
+    for day in ("2024-01-01", "2024-01-02"):
+        (lake / f"day={day}").mkdir(parents=True)
+        for i in range(2):
+            n = 10 * (day[-1] == "2") + i
+            _write(lake / f"day={day}" / f"p{i}.parquet", _table(n, 400), n)
+    build_index(spark, lake, ["k"], tmp_path / "idx", zone_rows=100)
+    opened = open_lake(spark, lake, tmp_path / "idx")
+    plain = lambda q: _rows(spark.read.parquet(str(lake)).where(q))  # noqa: E731
+    queries = ["k = 100005", "k = 5 AND day = '2024-01-01'", "k IN (1, 100001, 110003)"]
+    for q in queries:
+        assert _rows(opened.read(q)) == plain(q), q
+    schema = opened.schema
+    _write(lake / "day=2024-01-02" / "p9.parquet", _table(19, 400), 99)  # added
+    (lake / "day=2024-01-01" / "p0.parquet").unlink()  # deleted
+    for q in [*queries, "k = 190007"]:
+        plan = opened.plan(q)
+        assert _rows(plan.df) == plain(q), q
+    assert opened.schema is schema and "day" in schema.fieldNames()
+    assert opened.plan("k = 190007").read_reasons == {"not indexed": 1}

@@ -135,42 +135,106 @@ def plan_read(
     """Plan a read of ``source`` (read as ``format``, by default the index's: parquet or
     orc) for the Spark SQL predicate ``where``; ``options`` and ``schema`` go to Spark's
     reader. The plan's ``df`` equals ``spark.read.format(format).load(source)
-    .where(where)`` row for row; ``summary()`` says what it skips and why."""
-    require_pyspark()
-    from pyspark.sql import functions as F
+    .where(where)`` row for row; ``summary()`` says what it skips and why.
 
-    t0 = time.perf_counter()
-    paths = [os.fspath(source)] if isinstance(source, str | os.PathLike) else list(source)
-    paths = [os.fspath(p) for p in paths]
-    index = None
-    notes: list[str] = []
-    try:
-        index = _open(index_path)
-    except (BloomskipError, OSError) as e:
-        notes.append(f"index not used: {e}")
-    fmt = format or (_index_format(index) if index is not None else "parquet")
-    reader = spark.read.format(fmt).options(**{k: str(v) for k, v in (options or {}).items()})
-    if schema is not None:
-        reader = reader.schema(schema)
-    df = reader.load(paths[0] if len(paths) == 1 else paths)
-    plan = ReadPlan(df, where, ", ".join(paths), os.fspath(index_path), notes=notes)
-    listed = df.inputFiles()
-    plan.files_total = len(listed)
-    result = None
-    if index is not None:
+    For many queries over one lake, :func:`open_lake` once and ``plan`` each query: the
+    schema is then inferred once, not per query."""
+    lake = IndexedLake(spark, source, index_path, format=format, options=options, schema=schema)
+    return lake.plan(where, max_in_fpp=max_in_fpp)
+
+
+def open_lake(
+    spark,
+    source: str | os.PathLike | Sequence[str | os.PathLike],
+    index_path: str | os.PathLike,
+    *,
+    format: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    schema: Any = None,
+) -> IndexedLake:
+    """A lake and its index, opened for many queries (:meth:`IndexedLake.plan`,
+    :meth:`IndexedLake.read`). Spark infers the schema here, once (unless ``schema`` is
+    given), as a catalog table holds one; every query lists the files afresh, so files
+    added, rewritten or deleted since are seen."""
+    return IndexedLake(spark, source, index_path, format=format, options=options, schema=schema)
+
+
+class IndexedLake:
+    """A source read through Spark with a zone index; see :func:`open_lake`."""
+
+    def __init__(
+        self,
+        spark,
+        source: str | os.PathLike | Sequence[str | os.PathLike],
+        index_path: str | os.PathLike,
+        *,
+        format: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        schema: Any = None,
+    ) -> None:
+        require_pyspark()
+        paths = [source] if isinstance(source, str | os.PathLike) else list(source)
+        self.spark = spark
+        self.paths = [os.fspath(p) for p in paths]
+        self.index_path = os.fspath(index_path)
+        self.options = {k: str(v) for k, v in (options or {}).items()}
+        self.schema = schema
+        self._format = format
+
+    def _index(self, notes: list[str]) -> ZoneIndex | None:
         try:
-            result = index.query(parse(where, dialect="spark"), max_in_fpp=max_in_fpp)
+            return _open(self.index_path)
         except (BloomskipError, OSError) as e:
             notes.append(f"index not used: {e}")
-    if result is not None:
-        plan.query = result
-        _prune(plan, listed, result, index)
-    if plan.skipped:
-        df = df.where(~F.col("_metadata.file_path").isin(plan.skipped))
-    plan.df = df.where(where)
-    plan.seconds = time.perf_counter() - t0
-    log.info("%s", plan.summary())
-    return plan
+            return None
+
+    def _dataframe(self, fmt: str):
+        reader = self.spark.read.format(fmt).options(**self.options)
+        if self.schema is not None:
+            reader = reader.schema(self.schema)
+        df = reader.load(self.paths[0] if len(self.paths) == 1 else self.paths)
+        if self.schema is None:  # inferred once: a query with a schema only lists files
+            self.schema = df.schema
+        return df
+
+    def read(self, where: str, **kwargs: Any):
+        """The DataFrame of :meth:`plan`."""
+        return self.plan(where, **kwargs).df
+
+    def plan(self, where: str, *, max_in_fpp: float = MAX_IN_FPP) -> ReadPlan:
+        """The rows matching the Spark SQL predicate ``where``, from only the files the
+        index cannot rule out, and what was skipped and why."""
+        t0 = time.perf_counter()
+        notes: list[str] = []
+        index = self._index(notes)
+        fmt = self._format or (_index_format(index) if index is not None else "parquet")
+        df = self._dataframe(fmt)
+        plan = ReadPlan(df, where, ", ".join(self.paths), self.index_path, notes=notes)
+        listed = df.inputFiles()
+        plan.files_total = len(listed)
+        result = None
+        if index is not None:
+            try:
+                result = index.query(parse(where, dialect="spark"), max_in_fpp=max_in_fpp)
+            except (BloomskipError, OSError) as e:
+                notes.append(f"index not used: {e}")
+        if result is not None:
+            plan.query = result
+            _prune(plan, listed, result, index)
+        if plan.skipped:  # one SQL text: a Column.isin makes a JVM call per path
+            quoted = ", ".join(_sql_string(p) for p in plan.skipped)
+            df = df.where(f"NOT _metadata.file_path IN ({quoted})")
+        plan.df = df.where(where)
+        plan.seconds = time.perf_counter() - t0
+        log.info("%s", plan.summary())
+        return plan
+
+
+def _sql_string(text: str) -> str:
+    """``text`` as a Spark SQL string literal. Were backslashes not escapes in this
+    session (``spark.sql.parser.escapedStringLiterals``), a path holding one would not
+    match, and the file would be read needlessly - never dropped."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _prune(plan: ReadPlan, listed: list[str], result: QueryResult, index) -> None:
@@ -245,4 +309,4 @@ def _human(n: float) -> str:
     return f"{n:,.1f} TiB"  # pragma: no cover
 
 
-__all__ = ["ReadPlan", "plan_read", "read"]
+__all__ = ["IndexedLake", "ReadPlan", "open_lake", "plan_read", "read"]

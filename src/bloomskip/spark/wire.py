@@ -141,9 +141,7 @@ def decode(
     """
     table = table.select(WIRE_SCHEMA.names).cast(WIRE_SCHEMA)
     file_col = table.column("file").to_numpy()
-    order = np.lexsort(
-        (table.column("zone").to_numpy(), table.column("column").to_numpy(), file_col)
-    )
+    order = np.argsort(file_col, kind="stable")  # a task hands over each file's rows in one run
     bounds = np.searchsorted(file_col[order], np.arange(len(files) + 1), side="left")
     out = []
     for i, f in enumerate(files):
@@ -151,12 +149,27 @@ def decode(
         if a == b:
             out.append(FileZones(f, "unknown", 0, error="its Spark task returned nothing"))
             continue
-        try:  # one file at a time: a take over all rows could overflow int32 offsets
-            rows = table.take(pa.array(order[a:b])).combine_chunks()
-            out.append(_file(rows, f, columns, tiled))
+        try:
+            out.append(_file(_rows_of(table, order[a:b]), f, columns, tiled))
         except _Inconsistent as e:
             out.append(FileZones(f, "unknown", 0, error=f"inconsistent task output: {e}"))
     return out
+
+
+def _rows_of(table: pa.Table, idx: np.ndarray) -> pa.Table:
+    """The rows ``idx`` of ``table``, sorted by (column, zone): a zero-copy slice when
+    they are one run, as tasks write them (a take over every row would copy all the
+    filters for each file, and could overflow int32 offsets)."""
+    first = int(idx[0])
+    if int(idx[-1]) - first + 1 == idx.shape[0]:
+        rows = table.slice(first, idx.shape[0])
+    else:
+        rows = table.take(pa.array(idx))
+    key = (rows.column("column").to_numpy().astype(np.int64) + 1) << 32
+    key += rows.column("zone").to_numpy().astype(np.int64) + 1  # -1: the head rows
+    if np.any(key[1:] < key[:-1]):
+        rows = rows.take(pa.array(np.argsort(key, kind="stable")))
+    return rows.combine_chunks()
 
 
 class _Inconsistent(Exception):
