@@ -68,6 +68,10 @@ class MissingDependencyError(BloomskipError, ImportError):
     """An optional dependency (an extra such as ``bloomskip[lance]``) is not installed."""
 
 
+class SparkJobError(BloomskipError, RuntimeError):
+    """A Spark job bloomskip ran failed (after Spark's own retries); nothing was committed."""
+
+
 class EncryptionError(BloomskipError, ValueError):
     """Base class of the errors about Parquet modular encryption (keys and ciphertext)."""
 

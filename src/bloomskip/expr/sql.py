@@ -53,12 +53,17 @@ _TIMESTAMP_TYPES = {
 }
 
 
-def parse(text: str) -> Expression:
-    """Parse a SQL boolean expression (the part after WHERE)."""
+def parse(text: str, dialect: str = DIALECT) -> Expression:
+    """Parse a SQL boolean expression (the part after WHERE).
+
+    ``dialect`` is sqlglot's name of the SQL the text is written in: ``"spark"`` for a
+    predicate Spark also runs (``"text"`` is a string there, ``\\`` escapes in
+    literals), so that both read the same values.
+    """
     if not isinstance(text, str) or not text.strip():
         raise PredicateError("the predicate is empty; write e.g. \"user_id = 'u1'\"")
     try:
-        tree = sqlglot.parse_one(text, dialect=DIALECT)
+        tree = sqlglot.parse_one(text, dialect=dialect)
         if tree is None:
             raise PredicateError(f"cannot parse predicate {text!r}")
         return _convert(tree)

@@ -106,6 +106,7 @@ class QueryResult:
     rows_total: int = 0
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    sizes: dict[str, int] = field(default_factory=dict)  # path -> bytes, as listed
 
     @property
     def paths(self) -> list[str]:
@@ -114,6 +115,15 @@ class QueryResult:
     @property
     def rows_candidate(self) -> int:
         return sum(f.rows or 0 for f in self.files)
+
+    @property
+    def bytes_total(self) -> int:
+        return sum(self.sizes.values())
+
+    @property
+    def bytes_candidate(self) -> int:
+        """Bytes of the candidate files (all of each: zones are row ranges, not bytes)."""
+        return sum(self.sizes.get(f.path, 0) for f in self.files)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -126,6 +136,8 @@ class QueryResult:
             "zones_candidate": self.zones_candidate,
             "rows_total": self.rows_total,
             "rows_candidate": self.rows_candidate,
+            "bytes_total": self.bytes_total,
+            "bytes_candidate": self.bytes_candidate,
             "notes": self.notes,
             "seconds": round(self.seconds, 6),
             "files": [f.to_json() for f in self.files],
@@ -377,6 +389,7 @@ class ZoneIndex:
         indexed: list[dict[str, Any]] = []
         if check_source:
             for f in src.list():
+                res.sizes[src.uri_of(f.path)] = f.size
                 r = rows.get(f.path)
                 if r is None:
                     res.files.append(FileCandidate(src.uri_of(f.path), "not indexed"))
@@ -386,6 +399,7 @@ class ZoneIndex:
                     indexed.append(r)
         else:
             indexed = list(rows.values())
+            res.sizes = {src.uri_of(p): int(r["size"]) for p, r in rows.items()}
             res.notes.append("source not listed: files added or changed since are missed")
         res.files_total = len(res.files) + len(indexed)
         indexed.sort(key=lambda r: r["fragment_id"])

@@ -1,0 +1,67 @@
+"""A local SparkSession set up the way bloomskip's jobs need it.
+
+Spark's Python workers run ``PYSPARK_PYTHON`` (``python3`` on PATH by default), which may
+be another interpreter without pyarrow or bloomskip; this session makes them run the
+current one. It binds to 127.0.0.1, turns the UI off and enables filter pushdown into
+Python data sources (``spark.read.format("bloomskip")``, registered here too).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from bloomskip.errors import MissingDependencyError
+
+
+def require_pyspark() -> None:
+    """Raise :class:`MissingDependencyError` unless pyspark is importable."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError as e:
+        raise MissingDependencyError(
+            f"the Spark pipeline needs pyspark: pip install 'bloomskip[spark]' ({e})"
+        ) from None
+
+
+def local_session(
+    master: str = "local[*]",
+    app_name: str = "bloomskip",
+    conf: Mapping[str, Any] | None = None,
+):
+    """A SparkSession on ``master`` (local by default) with bloomskip's settings.
+
+    ``conf`` adds or overrides Spark settings (``{"spark.driver.memory": "4g"}``). An
+    already running session is returned as it is (Spark allows one per process).
+    """
+    require_pyspark()
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    settings: dict[str, Any] = {
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.host": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.python.filterPushdown.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    settings.update(conf or {})
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, str(value))
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        from bloomskip.spark.datasource import register
+    except ImportError:  # pragma: no cover - the data source ships with this package
+        pass
+    else:
+        register(session)
+    return session
+
+
+__all__ = ["local_session", "require_pyspark"]
