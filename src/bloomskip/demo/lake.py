@@ -278,20 +278,31 @@ def ensure_lake(
     return Lake(path, spec, files, size, generated, seconds, lookup_keys(spec, files))
 
 
-def lookup_keys(spec: LakeSpec, files: list[Path]) -> LookupKeys:
-    """Keys read back from fixed rows of the files (chosen by the seed)."""
+def lookup_keys(spec: LakeSpec, files: list[Path], in_values: int = 10) -> LookupKeys:
+    """Keys read back from rows of the files chosen by the seed: the present keys and the
+    IN list come from distinct files while there are enough files (cycling through them
+    otherwise); the IN list holds ``in_values`` distinct uuids when the lake has that many
+    rows."""
     rng = np.random.default_rng([spec.seed, 7])
-    picks = rng.choice(spec.files, size=min(spec.files, 12), replace=False)
+    order = rng.permutation(spec.files)
+    tables: dict[int, pa.Table] = {}
 
-    def row(file_no: int) -> dict[str, Any]:
-        pf = pq.ParquetFile(files[file_no])
-        rg = int(rng.integers(0, pf.num_row_groups))
-        t = pf.read_row_group(rg, columns=list(KEY_COLUMNS))
+    def row(pick: int) -> dict[str, Any]:
+        file_no = int(order[pick % spec.files])
+        if file_no not in tables:
+            tables[file_no] = pq.read_table(files[file_no], columns=list(KEY_COLUMNS))
+        t = tables[file_no]
         return t.slice(int(rng.integers(0, t.num_rows)), 1).to_pylist()[0]
 
-    first, second = row(int(picks[0])), row(int(picks[1 % len(picks)]))
-    uuid_in = [row(int(f))["uuid"] for f in picks[2:]] or [first["uuid"]]
-    uuid_in = uuid_in[:10]
+    first, second = row(0), row(1)
+    wanted = min(in_values, spec.rows)
+    uuid_in: list[str] = []
+    pick = 2
+    while len(uuid_in) < wanted:
+        u = row(pick)["uuid"]
+        if u not in uuid_in:
+            uuid_in.append(u)
+        pick += 1
     keys = LookupKeys(
         uuid_present=first["uuid"],
         uuid_absent=absent_uuid(spec),
