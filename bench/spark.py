@@ -142,6 +142,55 @@ def bench_lookups(spark, lake, native, index: str, reps: int) -> dict[str, Any]:
     return {"measurements": [m.to_json() for m in out], "ratios": ratios, "_objs": out}
 
 
+def bench_breakdown(spark, lake, index: str, lookups: dict[str, Any], reps: int) -> dict[str, Any]:
+    """Where a bloomskip point lookup spends its time (``uuid present``), and what it would
+    take with the index kept open and the candidate files handed to Spark as paths."""
+    from bloomskip.index import open_index
+
+    name = "uuid present"
+    where = lake.keys.where[name]
+    m = next(x for x in lookups["_objs"] if x.query == name and x.way == "bloomskip")
+    src = str(lake.path)
+
+    def cold() -> Any:
+        return open_index(index).query(where)
+
+    open_ix = open_index(index)
+    res = open_ix.query(where)
+    schema = spark.read.parquet(src).schema
+
+    def listing() -> None:
+        spark.read.parquet(src).inputFiles()
+
+    def direct() -> None:
+        r = open_ix.query(where)
+        paths = r.paths
+        df = (
+            spark.read.schema(schema).parquet(*paths)
+            if paths
+            else spark.createDataFrame([], schema)
+        )
+        df.where(where).collect()
+
+    direct()
+    out = {
+        "lookup": name,
+        "candidates": len(res.paths),
+        "total_s": m.seconds,
+        "plan_read_s": m.plan_seconds,
+        "collect_s": m.seconds - (m.plan_seconds or 0.0),
+        "index_open_and_query_s": statistics.median(timed(cold) for _ in range(reps)),
+        "index_query_open_s": statistics.median(
+            timed(lambda: open_ix.query(where)) for _ in range(reps)
+        ),
+        "spark_listing_s": statistics.median(timed(listing) for _ in range(reps)),
+        "direct_s": statistics.median(timed(direct) for _ in range(reps)),
+    }
+    scan = next(x for x in lookups["_objs"] if x.query == name and x.way == "spark scan")
+    out["scan_over_direct"] = scan.seconds / out["direct_s"]
+    return out
+
+
 def report(r: dict[str, Any]) -> None:
     lk, nat, b, q = r["lake"], r["native_copy"], r["build"], r["lookups"]
     spec = lk["spec"]
@@ -190,7 +239,27 @@ def report(r: dict[str, Any]) -> None:
         f"{TARGETS['native_over_bloomskip_min']:g} {'met' if t['native_met'] else 'NOT met'} "
         f"(min {t['native_min']:.2f})"
     )
-    print(f"  ways: {', '.join(WAYS)}; all returned the same rows for every lookup")
+    print(f"  ways: {', '.join(WAYS)}; all returned the same rows for every lookup\n")
+    b = r["breakdown"]
+    print(
+        f"3. where bloomskip's time goes ({b['lookup']}, {b['candidates']} candidate "
+        "file(s)), median"
+    )
+    rows3 = [
+        ("bloomskip lookup (as in 2.)", b["total_s"]),
+        ("  plan_read (ReadPlan.seconds)", b["plan_read_s"]),
+        ("  collect() of ReadPlan.df", b["collect_s"]),
+        ("index opened + queried (what plan_read does per call)", b["index_open_and_query_s"]),
+        ("index query on an already open index", b["index_query_open_s"]),
+        ("Spark listing the lake (read.parquet + inputFiles)", b["spark_listing_s"]),
+        ("open index + read.schema(s).parquet(*candidates)", b["direct_s"]),
+    ]
+    for label, sec in rows3:
+        print(f"  {label:56} {'-' if sec is None else f'{sec:8.3f}':>8}")
+    print(
+        f"  full scan / the last line: {b['scan_over_direct']:.1f} (what a lookup could take "
+        "with the index kept open and no listing of the lake)"
+    )
 
 
 def main() -> None:
@@ -242,6 +311,9 @@ def main() -> None:
                 spark, lake, native, results["build"]["index"], args.reps
             )
             say(f"lookups: {time.perf_counter() - step:.0f}s")
+            results["breakdown"] = bench_breakdown(
+                spark, lake, results["build"]["index"], results["lookups"], args.reps
+            )
     finally:
         spark.stop()
     ratios = results["lookups"]["ratios"]
