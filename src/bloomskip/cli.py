@@ -69,13 +69,14 @@ _DEMO_HELP = """\
 Look rows up in a data lake three ways with Spark, check that they agree, and time them.
 
 1. Generate a lake: 200 Parquet files, 20M rows (uuid, user_id, ts, country, amount,
-   quantity), no bloom filters; about 1 GB, generated in well under a minute with numpy.
+   quantity), no bloom filters; about 1 GB, generated in 10-15 s with numpy.
    Kept in --dir and re-used by the next run with the same sizes.
 2. Start a local Spark session on all cores (needs Java 17+ and pyspark:
    pip install 'bloomskip[spark]').
-3. Build bloomskip's zone index on uuid and user_id with Spark (a few MB).
+3. Build bloomskip's zone index on uuid and user_id with Spark (about 250 MB: a filter
+   per 8,192-row zone and per file, for a false-positive rate of 0.00057).
 4. Write a copy of the lake with Spark's own Parquet bloom filters on both columns,
-   row groups as large as the lake's (also kept and re-used).
+   row groups about as large as the lake's (about a minute; kept and re-used).
 5. Run the lookups - uuid present, uuid absent, user_id present, uuid IN (10 values) -
    each three ways:
      spark scan    spark.read.parquet(lake).where(q): reads every file
@@ -86,12 +87,13 @@ Look rows up in a data lake three ways with Spark, check that they agree, and ti
    All three must return the same rows (else the demo fails). Then print seconds,
    files and bytes read (Spark's scan metrics) and rows per lookup and way.
 
-Progress goes to stderr, the table (or --json) to stdout. Takes a few minutes the first
-time on 2 cores, less when the lake and copy are re-used."""
+Progress goes to stderr, the table (or --json) to stdout. About 2.5 minutes the first
+time on 2 cores, about a minute less when the lake and copy are re-used. Disk: about
+2.4 GB in --dir."""
 _DEMO_EPILOG = """\
 examples:
   bloomskip demo                               the full 20M-row lake in ./demo-lake
-  bloomskip demo --files 50 --rows 2e6         a 2M-row lake, in under a minute
+  bloomskip demo --files 50 --rows 2e6         a 2M-row lake, in about a minute
   bloomskip demo --dir /tmp/lake --fresh --json > demo.json
   bloomskip demo --sbbf --n 1e6                no Spark: build and probe one filter"""
 
