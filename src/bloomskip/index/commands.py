@@ -28,6 +28,7 @@ examples:
   bloomskip index refresh lake.idx
   bloomskip index status lake.idx --json
   bloomskip index build events.lance events.idx -c user_id
+  bloomskip index build lake/ lake.idx -c user_id --spark 'local[*]'
   bloomskip index query events.lance "user_id = 42"""
 
 
@@ -74,6 +75,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     b.add_argument("--no-file-filters", action="store_true", help="no per-file filters")
     b.add_argument("--threads", type=int, help="reader threads (default: CPU count)")
+    b.add_argument(
+        "--spark", metavar="MASTER",
+        help="read the files in Spark tasks on this master (local[*], spark://host:7077, yarn, "
+        "...); needs bloomskip[spark] and Java 17+",
+    )  # fmt: skip
     b.add_argument("--overwrite", action="store_true", help="replace an existing index")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b.set_defaults(func=_build)
@@ -87,6 +93,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("index")
     r.add_argument("--threads", type=int, help="reader threads (default: CPU count)")
+    r.add_argument(
+        "--spark", metavar="MASTER",
+        help="read the files in Spark tasks on this master (local[*], spark://host:7077, yarn, "
+        "...); needs bloomskip[spark] and Java 17+",
+    )  # fmt: skip
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(func=_refresh)
 
@@ -148,6 +159,16 @@ def _report(rep, as_json: bool) -> int:
     return 0
 
 
+def _engine(args: argparse.Namespace):
+    """``index_files`` for Spark tasks with ``--spark MASTER``, else None (threads)."""
+    if not args.spark:
+        return None
+    from bloomskip.spark import local_session
+    from bloomskip.spark.build import spark_runner
+
+    return spark_runner(local_session(args.spark, app_name="bloomskip index"))
+
+
 def _build(args: argparse.Namespace) -> int:
     from bloomskip.index import build
 
@@ -164,6 +185,7 @@ def _build(args: argparse.Namespace) -> int:
         threads=args.threads,
         progress=None if not args.json else False,
         overwrite=args.overwrite,
+        index_files=_engine(args),
     )
     return _report(rep, args.json)
 
@@ -171,7 +193,12 @@ def _build(args: argparse.Namespace) -> int:
 def _refresh(args: argparse.Namespace) -> int:
     from bloomskip.index import refresh
 
-    rep = refresh(args.index, threads=args.threads, progress=None if not args.json else False)
+    rep = refresh(
+        args.index,
+        threads=args.threads,
+        progress=None if not args.json else False,
+        index_files=_engine(args),
+    )
     return _report(rep, args.json)
 
 

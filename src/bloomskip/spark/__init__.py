@@ -8,7 +8,7 @@ Python workers, so the bytes written are the same:
 * :func:`add_bloom_filters` - native Parquet bloom filters added to every file of a lake,
   atomically per file (:mod:`.retrofit`);
 * :func:`read` / :func:`plan_read` - a DataFrame over only the files that may match, with
-  the full predicate still applied (:mod:`.read`);
+  the full predicate still applied (:mod:`.scan`);
 * ``spark.read.format("bloomskip")`` - a Python data source that also skips zones inside
   files (:mod:`.datasource`; :func:`register` it first);
 * :func:`local_session` - a local SparkSession set up for bloomskip (:mod:`.session`).
@@ -28,9 +28,9 @@ _EXPORTS = {
     "refresh_index": "build",
     "add_bloom_filters": "retrofit",
     "RetrofitReport": "retrofit",
-    "read": "read",
-    "plan_read": "read",
-    "ReadPlan": "read",
+    "read": "scan",
+    "plan_read": "scan",
+    "ReadPlan": "scan",
     "BloomskipDataSource": "datasource",
     "register": "datasource",
     "local_session": "session",

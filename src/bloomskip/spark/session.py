@@ -8,6 +8,7 @@ Python data sources (``spark.read.format("bloomskip")``, registered here too).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Mapping
@@ -31,7 +32,8 @@ def local_session(
     app_name: str = "bloomskip",
     conf: Mapping[str, Any] | None = None,
 ):
-    """A SparkSession on ``master`` (local by default) with bloomskip's settings.
+    """A SparkSession on ``master`` (local by default; any master URL works) with
+    bloomskip's settings; a local one binds to 127.0.0.1.
 
     ``conf`` adds or overrides Spark settings (``{"spark.driver.memory": "4g"}``). An
     already running session is returned as it is (Spark allows one per process).
@@ -41,9 +43,10 @@ def local_session(
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    settings: dict[str, Any] = {
-        "spark.driver.bindAddress": "127.0.0.1",
-        "spark.driver.host": "127.0.0.1",
+    settings: dict[str, Any] = {}
+    if master.startswith("local"):  # executors of a cluster must reach the driver
+        settings["spark.driver.bindAddress"] = settings["spark.driver.host"] = "127.0.0.1"
+    settings |= {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.python.filterPushdown.enabled": "true",
@@ -54,7 +57,8 @@ def local_session(
     for key, value in settings.items():
         builder = builder.config(key, str(value))
     session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
+    with contextlib.suppress(Exception):  # Spark Connect has no sparkContext
+        session.sparkContext.setLogLevel("ERROR")
     try:
         from bloomskip.spark.datasource import register
     except ImportError:  # pragma: no cover - the data source ships with this package

@@ -24,7 +24,7 @@ import logging
 import os
 import re
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +32,8 @@ from urllib.parse import unquote, urlsplit
 
 from bloomskip.errors import BloomskipError
 from bloomskip.expr.sql import parse
-from bloomskip.index.query import MAX_IN_FPP, QueryResult, open_index
+from bloomskip.index import store
+from bloomskip.index.query import MAX_IN_FPP, QueryResult, ZoneIndex, open_index
 from bloomskip.spark.session import require_pyspark
 
 log = logging.getLogger("bloomskip.spark")
@@ -144,7 +145,7 @@ def plan_read(
     index = None
     notes: list[str] = []
     try:
-        index = open_index(index_path)
+        index = _open(index_path)
     except (BloomskipError, OSError) as e:
         notes.append(f"index not used: {e}")
     fmt = format or (_index_format(index) if index is not None else "parquet")
@@ -200,6 +201,27 @@ def _prune(plan: ReadPlan, listed: list[str], result: QueryResult, index) -> Non
             f"no file Spark lists is known to the index (it indexes {index.source.uri}): "
             "every file is read"
         )
+
+
+_OPENED: OrderedDict[tuple[str, int], ZoneIndex] = OrderedDict()
+_OPENED_MAX = 4
+
+
+def _open(index_path: str | os.PathLike) -> ZoneIndex:
+    """The latest version of the index, kept open between reads: its zone filters are
+    loaded once per version, not once per query."""
+    root = store.local_dir(index_path)
+    found = store.versions(root)
+    if not found:
+        return open_index(root)  # raises IndexNotFoundError, naming the directory
+    key = (root, found[-1])
+    zi = _OPENED.get(key)
+    if zi is None:
+        zi = _OPENED[key] = open_index(root, version=found[-1])
+        while len(_OPENED) > _OPENED_MAX:
+            _OPENED.popitem(last=False)
+    _OPENED.move_to_end(key)
+    return zi
 
 
 def _key(path: str) -> str:

@@ -1,0 +1,510 @@
+"""The Spark pipeline (issue 6): index builds in Spark tasks, lake retrofits, pruned reads.
+
+* Builds and refreshes on Spark give the local engine's index, table for table.
+* A task killed half-way and retried by Spark leaves no duplicate or missing zone; a job
+  that fails for good commits nothing.
+* ``read`` returns exactly what ``spark.read.parquet(source).where(where)`` returns, for
+  every query here and for hypothesis-chosen lakes and predicates, including files
+  added, rewritten and deleted after indexing, and Spark's scan opens only the files the
+  index could not rule out.
+* ``add_bloom_filters`` adds filters to every file atomically, leaves data bytes as they
+  were, skips files that have them, and Spark then prunes row groups with them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.orc as orc
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bloomskip import index
+from bloomskip.errors import SparkJobError
+from bloomskip.index import store
+from bloomskip.parquet.footer import read_footer
+from bloomskip.spark import add_bloom_filters, build_index, plan_read, read, refresh_index
+from bloomskip.spark.wire import decode, encode
+
+pytestmark = pytest.mark.spark
+
+_T0 = 1_700_000_000_000_000_000
+
+
+def _table(i: int, n: int) -> pa.Table:
+    """Rows ``i * 10_000 + j``: ``k`` int64 (every 9th null), ``s`` strings, ``c`` int32."""
+    base = i * 10_000
+    k = np.arange(base, base + n, dtype=np.int64)
+    return pa.table(
+        {
+            "k": pa.array(k, mask=(k % 9 == 0)),
+            "s": pa.array([f"user-{v:07d}" for v in k], pa.string()),
+            "c": pa.array((k % 7).astype(np.int32)),
+        }
+    )
+
+
+def _write(path: Path, table: pa.Table, stamp: int, *, fmt: str = "parquet") -> None:
+    if fmt == "orc":
+        orc.write_table(table, str(path))
+    else:
+        pq.write_table(table, str(path), row_group_size=500)
+    os.utime(path, ns=(_T0 + stamp, _T0 + stamp))
+
+
+@pytest.fixture
+def lake(tmp_path):
+    root = tmp_path / "lake"
+    root.mkdir()
+    for i in range(8):
+        _write(root / f"part-{i:02d}.parquet", _table(i, 1200 + 97 * i), i)
+    return root
+
+
+def _index_tables(path: Path) -> dict[str, pa.Table]:
+    """Every table of the latest version, by role (names differ between builds)."""
+    m = store.read_manifest(str(path))
+    out = {"fragments": store.read_table(str(path), m.fragments).drop_columns([])}
+    for name, col in m.columns.items():
+        for j, seg in enumerate(col.segments):
+            out[f"{name}/{j}/zones"] = store.read_table(str(path), seg.zones)
+            out[f"{name}/{j}/files"] = store.read_table(str(path), seg.files)
+    return out
+
+
+def _assert_same_index(a: Path, b: Path) -> None:
+    ta, tb = _index_tables(a), _index_tables(b)
+    assert ta.keys() == tb.keys()
+    for role in ta:
+        assert ta[role].equals(tb[role], check_metadata=True), role
+
+
+def _rows(df) -> list:
+    rows = [tuple(r) for r in df.collect()]
+    return sorted(rows, key=lambda r: [(v is None, 0 if v is None else v) for v in r])
+
+
+def _scan_files(df) -> int:
+    """``numFiles`` of the executed plan's file scan (classic Spark)."""
+    total = []
+
+    def walk(p):
+        if p.nodeName() == "AdaptiveSparkPlan":
+            return walk(p.executedPlan())
+        if "Scan" in p.nodeName():
+            it = p.metrics().iterator()
+            while it.hasNext():
+                kv = it.next()
+                if kv._1() == "numFiles":
+                    total.append(kv._2().value())
+        ch = p.children()
+        for i in range(ch.size()):
+            walk(ch.apply(i))
+
+    walk(df._jdf.queryExecution().executedPlan())
+    return sum(total)
+
+
+# --------------------------------------------------------------------------- building
+
+
+@pytest.mark.parametrize(
+    "settings_",
+    [
+        {"zone_rows": 256},
+        {"zone_rows": 300, "align": "row_groups", "sizing": "exact"},
+        {"zone_rows": 1000, "file_filters": False, "fpp": 0.01},
+    ],
+    ids=["putze", "row-groups-exact", "no-file-filters"],
+)
+def test_spark_build_equals_the_local_build(spark, lake, tmp_path, settings_):
+    (lake / "sub").mkdir()
+    _write(lake / "sub" / "x.orc", _table(20, 900), 30, fmt="orc")
+    rep = build_index(spark, lake, ["k", "s"], tmp_path / "s", tasks=3, **settings_)
+    index.build(lake, ["k", "s"], tmp_path / "l", threads=2, **settings_)
+    _assert_same_index(tmp_path / "s", tmp_path / "l")
+    assert rep.files_indexed == 9 and not rep.failed and rep.zones_written > 0
+
+
+def test_spark_refresh_equals_the_local_refresh_after_changes(spark, lake, tmp_path):
+    for p in ("s", "l"):
+        index.build(lake, ["k", "s"], tmp_path / p, zone_rows=256)
+    _write(lake / "part-08.parquet", _table(8, 700), 40)  # added
+    _write(lake / "part-03.parquet", _table(13, 1500), 41)  # rewritten
+    (lake / "part-05.parquet").unlink()  # deleted
+    rep = refresh_index(spark, tmp_path / "s")
+    index.refresh(tmp_path / "l")
+    _assert_same_index(tmp_path / "s", tmp_path / "l")
+    assert (rep.files_indexed, rep.files_unchanged, rep.files_dropped) == (
+        2,
+        6,
+        2,
+    )  # dropped: the deleted file and the rewritten one's old fragment
+
+
+def test_adding_a_column_on_spark(spark, lake, tmp_path):
+    build_index(spark, lake, ["k"], tmp_path / "s", zone_rows=256)
+    build_index(spark, lake, ["s"], tmp_path / "s", zone_rows=256)
+    index.build(lake, ["k"], tmp_path / "l", zone_rows=256)
+    index.build(lake, ["s"], tmp_path / "l", zone_rows=256)
+    _assert_same_index(tmp_path / "s", tmp_path / "l")
+
+
+def test_unreadable_file_is_reported_and_stays_a_candidate(spark, lake, tmp_path):
+    (lake / "broken.parquet").write_bytes(b"PAR1" + b"\0" * 100)
+    rep = build_index(spark, lake, ["k"], tmp_path / "s", zone_rows=256)
+    assert [p for p, _ in rep.failed] == [str(lake / "broken.parquet")]
+    res = index.open(tmp_path / "s").query("k = -5")
+    assert res.paths == [str(lake / "broken.parquet")]
+
+
+def test_a_job_that_fails_for_good_commits_nothing(spark, lake, tmp_path):
+    build_index(spark, lake, ["k"], tmp_path / "s", zone_rows=256)
+    before = _index_tables(tmp_path / "s")
+    _write(lake / "part-09.parquet", _table(9, 300), 50)
+
+    def fail(task, attempt, done):
+        raise RuntimeError("simulated executor failure")
+
+    with pytest.raises(SparkJobError, match="nothing was committed"):
+        refresh_index(spark, tmp_path / "s", task_hook=fail)
+    assert store.versions(str(tmp_path / "s")) == [1]
+    after = _index_tables(tmp_path / "s")
+    assert all(before[r].equals(after[r]) for r in before)
+
+
+_KILLED_TASK = textwrap.dedent(
+    """
+    import json, os, sys
+    from bloomskip import index
+    from bloomskip.spark import build_index, local_session
+
+    lake, out, marks = sys.argv[1], sys.argv[2], sys.argv[3]
+
+    def kill_once(task, attempt, done):
+        # The first attempt of every task dies (the Python worker exits) after handing
+        # Spark the rows of its first file: Spark must retry it and keep one attempt.
+        mark = os.path.join(marks, f"task-{task}")
+        if attempt == 0 and done == 1 and not os.path.exists(mark):
+            open(mark, "w").close()
+            os._exit(137)
+
+    spark = local_session("local[2,4]")
+    rep = build_index(spark, lake, ["k", "s"], out + "/spark", zone_rows=256, tasks=3,
+                      task_hook=kill_once)
+    index.build(lake, ["k", "s"], out + "/local", zone_rows=256)
+    print(json.dumps({"failed": rep.failed, "killed": sorted(os.listdir(marks))}))
+    spark.stop()
+    """
+)
+
+
+def test_a_killed_task_retried_by_spark_leaves_no_duplicate_or_missing_zone(lake, tmp_path):
+    """Spark (``local[2,4]``: up to 4 attempts per task) in a process of its own, since
+    the shared session allows one attempt; every task's first attempt dies mid-output."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    run = subprocess.run(
+        [sys.executable, "-c", _KILLED_TASK, str(lake), str(tmp_path), str(marks)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out == {"failed": [], "killed": ["task-0", "task-1", "task-2"]}
+    _assert_same_index(tmp_path / "spark", tmp_path / "local")
+    zones = index.open(tmp_path / "spark").zones("k")
+    keys = list(zip(zones["fragment_id"].to_pylist(), zones["zone_start"].to_pylist(), strict=True))
+    assert len(keys) == len(set(keys))
+
+
+def test_task_rows_that_do_not_make_one_whole_file_leave_it_unindexed(lake):
+    """What the driver does if a task's rows were ever duplicated or cut short."""
+    from bloomskip.index.layout import Zoning
+    from bloomskip.index.sources import resolve
+    from bloomskip.index.zones import index_file
+
+    src = resolve(lake)
+    files = src.list()[:2]
+    index.build(lake, ["k"], lake.parent / "i", zone_rows=256)
+    col = index.open(lake.parent / "i").columns["k"]
+    zoning = Zoning(256, "rows")
+    batches = [
+        b
+        for pos, f in enumerate(files)
+        for b in encode(index_file(src, f, [col], zoning), pos, ["k"])
+    ]
+    whole = pa.Table.from_batches(batches)
+    good = decode(whole, files, ["k"])
+    assert [fz.error for fz in good] == [None, None]
+    doubled = decode(pa.concat_tables([whole, pa.Table.from_batches(batches[-1:])]), files, ["k"])
+    assert doubled[0].error is None and "duplicated or missing" in doubled[1].error
+    one_zone_lost = whole.filter(
+        pa.compute.invert(
+            pa.compute.and_(pa.compute.equal(whole["file"], 0), pa.compute.equal(whole["zone"], 1))
+        )
+    )
+    assert "duplicated or missing" in decode(one_zone_lost, files, ["k"])[0].error
+    assert decode(whole.filter(pa.compute.equal(whole["file"], 1)), files, ["k"])[0].error == (
+        "its Spark task returned nothing"
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+QUERIES = [
+    "k = 30005",
+    "k = -1",
+    "s = 'user-0050001'",
+    "k IN (5, 10009, 70003, 123456789)",
+    "s IN ('user-0010000', 'user-0040400') AND c = 3",
+    "k = 20007 OR s = 'user-0060002'",
+    "k IS NULL AND s = 'user-0030000'",
+    "k IS NOT NULL AND k = 40003",
+    "k > 70000",
+    "NOT (k = 5)",
+    "k = '10010'",
+    's = "user-0000003"',
+    "K = 10",
+]
+
+
+def test_read_equals_plain_spark_and_opens_only_candidate_files(spark, lake, tmp_path):
+    build_index(spark, lake, ["k", "s"], tmp_path / "idx", zone_rows=256)
+    plain = spark.read.parquet(str(lake))
+    for q in QUERIES:
+        plan = plan_read(spark, lake, tmp_path / "idx", q)
+        assert _rows(plan.df) == _rows(plain.where(q)), q
+        assert _scan_files(plan.df) == plan.files_read, q
+    point = plan_read(spark, lake, tmp_path / "idx", "k = 30005")
+    assert (point.files_total, point.files_read) == (8, 1)
+    assert point.skip_reasons == {"file filter": 7} and point.read_reasons == {"zones may match": 1}
+    assert point.bytes_skipped > 0 and point.bytes_read + point.bytes_skipped == point.bytes_total
+    assert "reading 1 of 8 files" in point.summary()
+    absent = plan_read(spark, lake, tmp_path / "idx", "k = -1")
+    assert absent.files_read == 0 and _rows(absent.df) == []
+
+
+def test_read_sees_files_added_rewritten_and_deleted_after_indexing(spark, lake, tmp_path):
+    build_index(spark, lake, ["k", "s"], tmp_path / "idx", zone_rows=256)
+    _write(lake / "part-08.parquet", _table(8, 700), 40)  # added
+    _write(lake / "part-03.parquet", _table(13, 1500), 41)  # rewritten: 30000s gone
+    (lake / "part-05.parquet").unlink()  # deleted
+    plain = spark.read.parquet(str(lake))
+    queries = ["k = 80001", "k = 130002", "k = 30001", "k = 50001", "s = 'user-0080600'"]
+    for q in queries + QUERIES:
+        plan = plan_read(spark, lake, tmp_path / "idx", q)
+        assert _rows(plan.df) == _rows(plain.where(q)), q
+    plan = plan_read(spark, lake, tmp_path / "idx", "k = 80001")
+    assert plan.read_reasons == {"not indexed": 1, "changed since indexing": 1}
+    refresh_index(spark, tmp_path / "idx")
+    plan = plan_read(spark, lake, tmp_path / "idx", "k = 80002")
+    assert plan.files_read == 1 and _rows(plan.df) == _rows(plain.where("k = 80002"))
+    assert _rows(plan.df) == [(80002, "user-0080002", 80002 % 7)]
+
+
+def test_paths_spark_writes_in_other_forms_are_matched(spark, tmp_path):
+    """Spaces, ``#``, ``%``, brackets, ``?`` and non-ASCII names: Spark percent-encodes
+    some; files are still skipped, and rows still equal."""
+    lake = tmp_path / "lake dir#1"
+    lake.mkdir()
+    names = ["sp ace", "hash#x", "pct%41", "uni-é漢", "brk[1]", "q?mark", "amp&eq=+;,@$"]
+    for i, n in enumerate(names):
+        _write(lake / f"{n}.parquet", _table(i, 500), i)
+    build_index(spark, lake, ["k"], tmp_path / "idx", zone_rows=128)
+    plain = spark.read.parquet(str(lake))
+    for i in range(len(names)):
+        q = f"k = {i * 10_000 + 1}"  # never null (k % 9 == 0 is)
+        plan = plan_read(spark, lake, tmp_path / "idx", q)
+        assert (plan.files_read, plan.files_skipped) == (1, len(names) - 1), q
+        assert _rows(plan.df) == _rows(plain.where(q)) and _scan_files(plan.df) == 1
+
+
+def test_without_a_usable_index_every_file_is_read_and_the_plan_says_why(spark, lake, tmp_path):
+    plain = spark.read.parquet(str(lake))
+    missing = plan_read(spark, lake, tmp_path / "nowhere", "k = 30005")
+    assert missing.files_read == 8 and "index not used" in missing.notes[0]
+    assert _rows(missing.df) == _rows(plain.where("k = 30005"))
+    other = tmp_path / "other"
+    other.mkdir()
+    _write(other / "o.parquet", _table(0, 10), 0)
+    index.build(other, ["k"], tmp_path / "oidx")
+    plan = plan_read(spark, lake, tmp_path / "oidx", "k = 30005")
+    assert plan.files_skipped == 0 and "no file Spark lists is known" in plan.notes[-1]
+    build_index(spark, lake, ["k"], tmp_path / "idx")
+    with pytest.raises(Exception, match=r"PARSE_SYNTAX_ERROR"):  # Spark's own error
+        plan_read(spark, lake, tmp_path / "idx", "k = 1 AND (")
+
+
+def test_read_of_an_orc_lake(spark, tmp_path):
+    lake = tmp_path / "orc"
+    lake.mkdir()
+    for i in range(4):
+        _write(lake / f"p{i}.orc", _table(i, 800), i, fmt="orc")
+    build_index(spark, lake, ["k", "s"], tmp_path / "idx", zone_rows=200)
+    plan = plan_read(spark, lake, tmp_path / "idx", "s = 'user-0020005'")
+    assert plan.files_read == 1
+    assert _rows(plan.df) == _rows(spark.read.orc(str(lake)).where("s = 'user-0020005'"))
+    assert _rows(read(spark, lake, tmp_path / "idx", "k IN (1, 30001)")) == _rows(
+        spark.read.orc(str(lake)).where("k IN (1, 30001)")
+    )
+
+
+_values = st.one_of(
+    st.integers(0, 9).map(lambda i: i * 10_000 + 3),  # present (unless null or rewritten)
+    st.integers(-5, 200_000),  # mostly absent
+)
+
+
+def _leaf(draw) -> str:
+    kind = draw(st.sampled_from(["k=", "s=", "kin", "sin", "null", "c"]))
+    if kind == "k=":
+        return f"k = {draw(_values)}"
+    if kind == "s=":
+        return f"s = 'user-{draw(_values):07d}'"
+    if kind == "kin":
+        return (
+            f"k IN ({', '.join(str(v) for v in draw(st.lists(_values, min_size=1, max_size=4)))})"
+        )
+    if kind == "sin":
+        vals = draw(st.lists(_values, min_size=1, max_size=3))
+        return f"s IN ({', '.join(repr(f'user-{v:07d}') for v in vals)})"
+    if kind == "null":
+        return "k IS NULL"
+    return f"c = {draw(st.integers(0, 7))}"
+
+
+@st.composite
+def _predicate(draw, depth: int = 2) -> str:
+    if depth == 0 or draw(st.booleans()):
+        return _leaf(draw)
+    op = draw(st.sampled_from(["AND", "OR"]))
+    return f"({draw(_predicate(depth - 1))} {op} {draw(_predicate(depth - 1))})"
+
+
+@settings(
+    max_examples=int(os.environ.get("BLOOMSKIP_SPARK_EXAMPLES", "8")),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    sizes=st.lists(st.integers(0, 900), min_size=1, max_size=6),
+    zone_rows=st.sampled_from([64, 250, 1000]),
+    changes=st.lists(st.sampled_from(["add", "rewrite", "delete"]), max_size=3),
+    predicates=st.lists(_predicate(), min_size=3, max_size=5),
+)
+def test_property_read_always_equals_plain_spark(
+    spark, tmp_path_factory, sizes, zone_rows, changes, predicates
+):
+    root = tmp_path_factory.mktemp("prop")
+    lake = root / "lake"
+    lake.mkdir()
+    for i, n in enumerate(sizes):
+        _write(lake / f"f{i}.parquet", _table(i, n), i)
+    build_index(spark, lake, ["k", "s"], root / "idx", zone_rows=zone_rows, tasks=2)
+    for j, change in enumerate(changes):
+        files = sorted(lake.iterdir())
+        if change == "add" or not files:
+            _write(lake / f"n{j}.parquet", _table(10 + j, 300), 100 + j)
+        elif change == "rewrite":
+            _write(files[j % len(files)], _table(20 + j, 400), 200 + j)
+        else:
+            files[j % len(files)].unlink()
+    if not any(lake.iterdir()):
+        return
+    plain = spark.read.parquet(str(lake))
+    for q in predicates:
+        assert _rows(read(spark, lake, root / "idx", q)) == _rows(plain.where(q)), q
+
+
+# --------------------------------------------------------------------------- retrofit
+
+
+def test_add_bloom_filters_to_a_lake(spark, lake, tmp_path):
+    (lake / "notes.orc").write_bytes(b"ORC" + b"\0" * 10)
+    (lake / "broken.parquet").write_bytes(b"PAR1" + b"\0" * 40 + b"PAR1")
+    before = {p.name: p.read_bytes() for p in lake.glob("part-*.parquet")}
+    rep = add_bloom_filters(spark, lake, ["k", "s"], fpp=0.01)
+    assert rep.files_changed == 8 and rep.files_unchanged == 0
+    assert [os.path.basename(p) for p, _ in rep.failed] == ["broken.parquet"]
+    assert [os.path.basename(p) for p, _ in rep.skipped] == ["notes.orc"]
+    assert rep.filters_added == sum(2 * pq.ParquetFile(lake / n).num_row_groups for n in before)
+    assert rep.bytes_added > 0 and "8 changed" in rep.summary()
+    for name, data in before.items():
+        with open(lake / name, "rb") as fh:
+            footer = read_footer(fh, name=name)
+        prefix = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+        assert (lake / name).read_bytes()[:prefix] == data[:prefix]  # data bytes unchanged
+        for rg in footer.row_groups:
+            for leaf in ("k", "s"):
+                assert rg.columns[footer.leaf(leaf).index].bloom_filter_offset
+    again = add_bloom_filters(spark, lake, ["k", "s"], fpp=0.01)
+    assert again.files_changed == 0 and again.files_unchanged == 8
+
+
+def test_spark_prunes_row_groups_with_the_filters_added(spark, tmp_path):
+    """Shuffled rows, so that statistics cannot prune: only the bloom filters do."""
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    rng = np.random.default_rng(7)
+    for i in range(3):
+        t = _table(i, 2000)
+        _write(lake / f"p{i}.parquet", t.take(rng.permutation(t.num_rows)), i)
+    add_bloom_filters(spark, lake, ["s"])
+
+    def lookup(bloom: bool):
+        return (
+            spark.read.option("parquet.filter.bloom.enabled", str(bloom).lower())
+            .option("parquet.filter.dictionary.enabled", "false")
+            .parquet(str(lake))
+            .where("s = 'user-0010005'")
+        )
+
+    with_filters, without = lookup(True), lookup(False)
+    assert _rows(with_filters) == _rows(without) == [(10005, "user-0010005", 10005 % 7)]
+    assert _scan_rows(with_filters) == 500 < _scan_rows(without)  # one row group of 500
+
+
+def _scan_rows(df) -> int:
+    df.collect()
+    out = []
+
+    def walk(p):
+        if p.nodeName() == "AdaptiveSparkPlan":
+            return walk(p.executedPlan())
+        if "Scan" in p.nodeName():
+            it = p.metrics().iterator()
+            while it.hasNext():
+                kv = it.next()
+                if kv._1() == "numOutputRows":
+                    out.append(kv._2().value())
+        ch = p.children()
+        for i in range(ch.size()):
+            walk(ch.apply(i))
+
+    walk(df._jdf.queryExecution().executedPlan())
+    return sum(out)
+
+
+def test_index_commands_run_on_spark(spark, lake, tmp_path, capsys):
+    from bloomskip.cli import main
+
+    args = ["index", "build", str(lake), str(tmp_path / "s"), "-c", "k", "--zone-rows", "256"]
+    assert main([*args, "--spark", "local[2]", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files_indexed"] == 8
+    index.build(lake, ["k"], tmp_path / "l", zone_rows=256)
+    _assert_same_index(tmp_path / "s", tmp_path / "l")
+    _write(lake / "part-08.parquet", _table(8, 700), 40)
+    assert main(["index", "refresh", str(tmp_path / "s"), "--spark", "local[2]", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files_indexed"] == 1
