@@ -93,8 +93,9 @@ def _rows(df) -> list:
     return sorted(rows, key=lambda r: [(v is None, 0 if v is None else v) for v in r])
 
 
-def _scan_files(df) -> int:
-    """``numFiles`` of the executed plan's file scan (classic Spark)."""
+def _scan_metric(df, name: str) -> int:
+    """A metric of the executed plan's file scans, summed (classic Spark): ``numFiles``,
+    ``numOutputRows`` (whole row groups, as the vectorized reader emits them)."""
     total = []
 
     def walk(p):
@@ -104,7 +105,7 @@ def _scan_files(df) -> int:
             it = p.metrics().iterator()
             while it.hasNext():
                 kv = it.next()
-                if kv._1() == "numFiles":
+                if kv._1() == name:
                     total.append(kv._2().value())
         ch = p.children()
         for i in range(ch.size()):
@@ -112,6 +113,15 @@ def _scan_files(df) -> int:
 
     walk(df._jdf.queryExecution().executedPlan())
     return sum(total)
+
+
+def _scan_files(df) -> int:
+    return _scan_metric(df, "numFiles")
+
+
+def _scan_rows(df) -> int:
+    df.collect()
+    return _scan_metric(df, "numOutputRows")
 
 
 # --------------------------------------------------------------------------- building
@@ -474,27 +484,6 @@ def test_spark_prunes_row_groups_with_the_filters_added(spark, tmp_path):
     with_filters, without = lookup(True), lookup(False)
     assert _rows(with_filters) == _rows(without) == [(10005, "user-0010005", 10005 % 7)]
     assert _scan_rows(with_filters) == 500 < _scan_rows(without)  # one row group of 500
-
-
-def _scan_rows(df) -> int:
-    df.collect()
-    out = []
-
-    def walk(p):
-        if p.nodeName() == "AdaptiveSparkPlan":
-            return walk(p.executedPlan())
-        if "Scan" in p.nodeName():
-            it = p.metrics().iterator()
-            while it.hasNext():
-                kv = it.next()
-                if kv._1() == "numOutputRows":
-                    out.append(kv._2().value())
-        ch = p.children()
-        for i in range(ch.size()):
-            walk(ch.apply(i))
-
-    walk(df._jdf.queryExecution().executedPlan())
-    return sum(out)
 
 
 def test_index_commands_run_on_spark(spark, lake, tmp_path, capsys):

@@ -1,0 +1,583 @@
+"""spark.read.format("bloomskip"): same rows as Spark's own reader, fewer zones read.
+
+Small lakes (several files, row groups of 40 rows, zones of 64 rows, so zones and row
+groups do not line up) are indexed with the local engine, then every query is run through
+the data source and through ``spark.read.parquet`` / ``.orc``: the sorted rows must be
+equal. The skip report shows what the index ruled out. Tests that need no Spark job call
+the reader directly, as Spark's planning and task workers do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import shutil
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.orc as orc
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
+
+pytest.importorskip("pyspark")
+
+from pyspark.sql import datasource as sds
+from pyspark.sql import types as st
+
+from bloomskip.errors import (
+    BloomskipError,
+    CorruptFileError,
+    IndexNotFoundError,
+    InvalidParameterError,
+    UnsupportedFileError,
+)
+from bloomskip.index import build
+from bloomskip.spark.datasource import (
+    BloomskipDataSource,
+    FilePartition,
+    register,
+    spark_schema,
+    translate,
+)
+
+FILES = 4
+ROWS = 256
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+INDEXED = ["k", "i", "s", "d", "dec", "ts", "f"]
+
+
+def _f(f: int, j: int) -> float:
+    """Mostly k / 8; one zero per file (-0.0 in odd files) and one NaN."""
+    if j == 7:
+        return -0.0 if f % 2 else 0.0
+    return float("nan") if j == 100 else (f * 10_000 + 3 * j) / 8
+
+
+def _table(f: int, rows: int = ROWS, shift: int = 0) -> pa.Table:
+    k = [f * 10_000 + 3 * j + shift for j in range(rows)]
+    return pa.table(
+        {
+            "k": pa.array(k, pa.int64()),
+            "i": pa.array([None if x % 11 == 0 else x % 50 for x in k], pa.int32()),
+            "s": [f"u{(x * 7) % 500}" for x in k],
+            "d": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=x % 365) for x in k]),
+            "dec": pa.array([Decimal(x % 1000) / 4 for x in k], pa.decimal128(9, 2)),
+            "ts": pa.array([EPOCH + dt.timedelta(seconds=x) for x in k], pa.timestamp("us", "UTC")),
+            "f": pa.array([_f(f, j) for j in range(rows)]),
+        }
+    )
+
+
+def _write_lake(root, files=FILES) -> str:
+    os.makedirs(root, exist_ok=True)
+    for f in range(files):
+        pq.write_table(_table(f), os.path.join(root, f"part-{f}.parquet"), row_group_size=40)
+    return str(root)
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    """(source dir, index dir) of a Parquet lake, indexed on every column but ``f``'s NaN."""
+    base = tmp_path_factory.mktemp("dslake")
+    root = _write_lake(base / "lake")
+    idx = str(base / "lake.idx")
+    build(root, INDEXED, idx, zone_rows=64)
+    return root, idx
+
+
+@pytest.fixture(scope="module")
+def ds(spark):
+    register(spark)
+    register(spark)  # idempotent
+    return spark
+
+
+def _key(row) -> tuple:
+    """A row that compares equal to itself (NaN as text)."""
+    return tuple("NaN" if isinstance(x, float) and x != x else x for x in row)
+
+
+def _sorted(rows) -> list:
+    return sorted((_key(r) for r in rows), key=repr)
+
+
+def _rows(df) -> list:
+    return _sorted(df.collect())
+
+
+def _ours(spark, root, idx, report=None, schema=None):
+    r = spark.read.format("bloomskip").option("index", idx)
+    if report is not None:
+        r = r.option("report", str(report))
+    if schema is not None:
+        r = r.schema(schema)
+    return r.load(root)
+
+
+@contextlib.contextmanager
+def _no_native_pruning(spark):
+    """Spark's own readers without filter pushdown: Spark's semantics, nothing pruned.
+    (Spark 4.3's Parquet dictionary filter drops row groups holding only -0.0 for
+    ``f = 0.0``, which Spark itself evaluates as true; see test_same_rows_as_spark.)"""
+    keys = ["spark.sql.parquet.filterPushdown", "spark.sql.orc.filterPushdown"]
+    old = {k: spark.conf.get(k) for k in keys}
+    for k in keys:
+        spark.conf.set(k, "false")
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            spark.conf.set(k, v)
+
+
+def _same_many(spark, root, idx, queries, reports=None, fmt="parquet"):
+    """Each query through the data source and through Spark's own reader (one job per
+    query; one job for all is slower): the sorted rows must be equal. ``reports``: a
+    directory for the skip report of query n, ``r<n>.json``."""
+    from pyspark.sql import functions as F
+
+    out = []
+    for n, q in enumerate(queries):
+        report = None if reports is None else os.path.join(reports, f"r{n}.json")
+        ours = _ours(spark, root, idx, report).where(q)
+        theirs = getattr(spark.read, fmt)(root).where(q)
+        both = ours.select(F.lit(0).alias("_side"), "*").unionByName(
+            theirs.select(F.lit(1).alias("_side"), "*")
+        )
+        with _no_native_pruning(spark):
+            got = both.collect()
+        assert _sorted(r[1:] for r in got if r[0] == 0) == _sorted(
+            r[1:] for r in got if r[0] == 1
+        ), q
+        out.append(_sorted(r[1:] for r in got if r[0] == 0))
+    return out
+
+
+def _same(spark, root, idx, q, report=None, fmt="parquet"):
+    return _same_many(spark, root, idx, [q], report, fmt)[0]
+
+
+def _report(path) -> dict:
+    with open(path) as fh:
+        return json.load(fh)
+
+
+# ------------------------------------------------------------------ Spark end to end
+
+#: Spark's own values for every type reach pushFilters in query 1: one row matches all.
+ONE_ROW_ALL_TYPES = (
+    "s = 'u21' AND i = 3 AND d = DATE'2024-05-28' AND dec = 0.75 AND f = 1250.375 "
+    "AND ts = TIMESTAMP'1970-01-01 02:46:43'"
+)
+QUERIES = [
+    "k = 10003",
+    ONE_ROW_ALL_TYPES,
+    "k IN (3, 10006, 30009, 99)",
+    "k <=> 20009 AND i <=> NULL",
+    "s IN ('u1', 'u2', 'nope')",
+    "f = 0.0",
+    "f = double('NaN')",
+    "k = 3 OR s = 'u42'",
+    "k > 30700 AND i IS NOT NULL",
+]
+
+
+@pytest.mark.spark
+def test_same_rows_as_spark(ds, lake, tmp_path):
+    root, idx = lake
+    got = _same_many(ds, root, idx, QUERIES, str(tmp_path))
+    assert [len(g) for g in got[:4]] == [1, 1, 4, 1]
+    assert len(_report(tmp_path / "r1.json")["pushed"]) == 12  # 6 = and 6 IS NOT NULL
+    # a point query read one zone of one file, and said so
+    rep = _report(tmp_path / "r0.json")
+    assert rep["files_candidate"] == 1 and rep["files_skipped"] == FILES - 1
+    assert rep["zones_candidate"] == 1 < rep["zones_total"] == FILES * 4
+    assert rep["rows_candidate"] == 64 < rep["rows_total"] == FILES * ROWS
+    assert rep["bytes_skipped"] > 0 and rep["skipped_reasons"]
+    assert rep["pushed"] == ["k IS NOT NULL", "k = 10003"]
+    # -0.0 and +0.0 are both probed; NaN is never ruled out
+    zero = QUERIES.index("f = 0.0")
+    assert 1 <= _report(tmp_path / f"r{zero}.json")["zones_candidate"] < FILES * 4
+    nan = _report(tmp_path / f"r{zero + 1}.json")
+    assert nan["zones_candidate"] == nan["zones_total"]
+    # Spark 4.3's own Parquet reader loses the -0.0 rows here (dictionary filter); we do not
+    ours = got[zero]
+    assert any(str(r[-1]) == "-0.0" for r in ours) and len(ours) == FILES + 1
+    assert set(_rows(ds.read.parquet(root).where("f = 0.0"))) <= set(ours)
+
+
+@pytest.mark.spark
+def test_user_schema_two_columns(ds, lake, tmp_path):
+    root, idx = lake
+    rep = tmp_path / "r.json"
+    df = _ours(ds, root, idx, rep, "s string, k bigint").where("s = 'u42'")
+    assert df.columns == ["s", "k"]
+    want = _rows(ds.read.parquet(root).where("s = 'u42'").select("s", "k"))
+    assert _rows(df) == want and want
+    assert _report(rep)["zones_candidate"] < _report(rep)["zones_total"]
+    # declared with another type than the files': read (cast) but never pushed
+    df = _ours(ds, root, idx, rep, "k string, i bigint").where("k = '10003'")
+    assert _rows(df) == [("10003", 3)]
+    assert _report(rep)["pushed"] == []
+
+
+@pytest.mark.spark
+def test_files_added_rewritten_deleted(ds, tmp_path):
+    root = _write_lake(tmp_path / "lake")
+    idx = str(tmp_path / "idx")
+    build(root, ["k", "s"], idx, zone_rows=64)
+    os.remove(os.path.join(root, "part-0.parquet"))  # deleted
+    pq.write_table(_table(1, shift=1), os.path.join(root, "part-1.parquet"), row_group_size=40)
+    pq.write_table(_table(7), os.path.join(root, "part-7.parquet"), row_group_size=40)  # added
+    queries = ["k = 20003", "k IN (10004, 70003, 3)", "k = 3 OR s = 'u42'"]
+    got = _same_many(ds, root, idx, queries, str(tmp_path))
+    assert [len(g) for g in got[:2]] == [1, 2]
+    r = _report(tmp_path / "r0.json")
+    assert r["files_total"] == 4 and r["files_candidate"] == 3  # 1 and 7 in full, 2 by zones
+    assert r["zones_candidate"] == 1 and r["files_skipped"] == 1
+    assert r["read_in_full"] == {"changed since indexing": 1, "not indexed": 1}
+    r = _report(tmp_path / "r1.json")  # 3 was in the deleted file, the others are new
+    assert r["files_candidate"] == 2 and r["skipped_reasons"] == {"file filter": 2}
+
+
+@pytest.mark.spark
+def test_orc_lake(ds, tmp_path):
+    root = tmp_path / "orc"
+    root.mkdir()
+    for f in range(3):
+        t = _table(f).select(["k", "i", "s", "d", "dec"])
+        orc.write_table(t, str(root / f"part-{f}.orc"), stripe_size=1024, batch_size=40)
+    assert orc.ORCFile(str(root / "part-0.orc")).nstripes > 1
+    idx = str(tmp_path / "idx")
+    build(str(root), ["k", "s", "i", "d"], idx, zone_rows=64)
+    queries = ["k IN (20006, 9)", "s = 'u42' AND d = DATE'2024-02-01'", "k < 99 OR i IS NULL"]
+    _same_many(ds, str(root), idx, queries, str(tmp_path), fmt="orc")
+    r = _report(tmp_path / "r0.json")
+    assert r["files_candidate"] == 2 and r["zones_candidate"] == 2 < r["zones_total"]
+
+
+@pytest.mark.spark
+def test_corrupt_index_reads_everything(ds, lake, tmp_path):
+    root, idx = lake
+    bad = tmp_path / "idx"
+    shutil.copytree(idx, bad)
+    for dirpath, _, names in os.walk(bad / "columns"):
+        for n in names:
+            with open(os.path.join(dirpath, n), "wb") as fh:
+                fh.write(b"PAR1 not a table PAR1")
+    rep = tmp_path / "r.json"
+    schema = "k bigint, s string, i int"
+    got = _rows(_ours(ds, root, str(bad), rep, schema).where("k = 10003"))
+    assert got == _rows(ds.read.parquet(root).where("k = 10003").select("k", "s", "i"))
+    r = _report(rep)
+    assert "index query failed" in r["fallback"] and r["files_candidate"] == FILES
+    # no schema to take: a typed error, not a crash
+    with open(bad / "_manifests" / os.listdir(bad / "_manifests")[0], "w") as fh:
+        fh.write("{not json")
+    with pytest.raises(Exception, match="CorruptFileError"):
+        _ours(ds, root, str(bad)).where("k = 1").collect()
+
+
+@pytest.mark.spark
+def test_missing_index_option_is_a_typed_error(ds, lake):
+    with pytest.raises(Exception, match=r'InvalidParameterError.*option\("index"'):
+        ds.read.format("bloomskip").load(lake[0]).collect()
+
+
+# --------------------------------------------------------- property: always as Spark
+
+_VALUES = {
+    "k": hst.sampled_from([3, 4, 10003, 20006, 30765, 99999, -1]),
+    "s": hst.sampled_from(["'u42'", "'u0'", "'u499'", "'zz'", "''"]),
+    "i": hst.sampled_from([0, 7, 49, 50]),
+    "d": hst.sampled_from(["DATE'2024-01-01'", "DATE'2024-12-30'", "DATE'1999-01-01'"]),
+}
+
+
+@hst.composite
+def _leaf(draw):
+    col = draw(hst.sampled_from(sorted(_VALUES)))
+    kind = draw(hst.sampled_from(["=", "in", "null", "notnull", "range", "<=>"]))
+    v = draw(_VALUES[col])
+    if kind == "in":
+        vs = draw(hst.lists(_VALUES[col], min_size=1, max_size=4))
+        return f"{col} IN ({', '.join(map(str, vs))})"
+    if kind == "null":
+        return f"{col} IS NULL"
+    if kind == "notnull":
+        return f"{col} IS NOT NULL"
+    if kind == "range":
+        return f"{col} >= {v}"
+    return f"{col} {kind} {v}"
+
+
+_PREDICATES = hst.recursive(
+    _leaf(),
+    lambda c: hst.tuples(c, hst.sampled_from(["AND", "OR"]), c).map(
+        lambda t: f"({t[0]} {t[1]} {t[2]})"
+    ),
+    max_leaves=4,
+)
+
+
+@pytest.mark.spark
+@settings(max_examples=15, suppress_health_check=[HealthCheck.too_slow])
+@given(q=_PREDICATES)
+def test_property_same_rows_as_spark(ds, lake, q):
+    _same(ds, *lake, q)
+
+
+# ------------------------------------------------- the reader, without a Spark job
+
+
+def _plan(idx, schema, filters, path=None, report=None):
+    """What Spark's planning worker does: reader, pushFilters, partitions."""
+    opts = {"index": idx, "path": path, "report": report}
+    source = BloomskipDataSource({k: v for k, v in opts.items() if v})
+    reader = source.reader(schema)
+    back = list(reader.pushFilters(filters))
+    assert all(a is b for a, b in zip(back, filters, strict=True))  # every filter back
+    return reader, reader.partitions()
+
+
+def _read(reader, parts) -> pa.Table:
+    import pickle
+
+    reader = pickle.loads(pickle.dumps(reader))  # as Spark ships it to a task
+    batches = [b for p in parts for b in reader.read(pickle.loads(pickle.dumps(p)))]
+    return pa.Table.from_batches(batches) if batches else None
+
+
+def test_reads_only_candidate_zones(lake):
+    root, idx = lake
+    schema = spark_schema(pq.read_schema(os.path.join(root, "part-0.parquet")))
+    assert schema == BloomskipDataSource({"index": idx}).schema()
+    reader, parts = _plan(idx, schema, [sds.EqualTo(("k",), 20006)], root)
+    assert len(parts) == 1 and parts[0].zones == ((0, 64),)
+    t = _read(reader, parts)
+    assert t.num_rows == 64 and 20006 in t.column("k").to_pylist()
+    assert t.schema.field("ts").type == pa.timestamp("us", "UTC")  # what Spark expects
+    # a file rewritten after planning is read in full, not by stale offsets
+    p = parts[0]
+    moved = FilePartition(p.path, p.zones, p.size + 1, p.mtime_ns)
+    assert _read(reader, [moved]).num_rows == ROWS
+    # Spark's stand-in partition when nothing may match
+    assert _read(reader, [sds.InputPartition(None)]) is None
+    # a declared name in another case: pushed and read as the file's column
+    upper = st.StructType(
+        [st.StructField("K", st.LongType()), st.StructField("x", st.IntegerType())]
+    )
+    reader, parts = _plan(idx, upper, [sds.EqualTo(("K",), 20006)])
+    assert [str(e) for e in reader.pushed] == ["k = 20006"] and len(parts) == 1
+    t = _read(reader, parts)
+    assert t.schema.names == ["K", "x"] and t.column("x").null_count == 64
+
+
+def _spark_value(v):
+    """A value as Spark hands it to pushFilters (UTC datetimes as zoneinfo's UTC)."""
+    if isinstance(v, dt.datetime):
+        from zoneinfo import ZoneInfo
+
+        return v.astimezone(ZoneInfo("UTC"))
+    return v
+
+
+def _equal(a, b) -> bool:
+    """Spark's = on the values read: -0.0 = 0.0 and NaN = NaN."""
+    if isinstance(a, float) and isinstance(b, float) and a != a:
+        return b != b
+    return a == b
+
+
+def test_every_type_keeps_every_matching_row(lake):
+    """The rows read for ``col = v`` (v as Spark delivers it) hold every row equal to
+    v, for values in every zone and of every indexed type; and zones are skipped."""
+    root, idx = lake
+    schema = BloomskipDataSource({"index": idx}).schema()
+    full = pq.read_table(root)
+    skipped = probed = 0
+    for col in INDEXED:
+        values = full.column(col).to_pylist()
+        probes = [values[j] for j in (0, 7, 100, 300, 700, len(values) - 1)]
+        probes += {"f": [-0.0, 0.0, float("nan")], "k": [5, 2**62]}.get(col, [])
+        for v in probes:
+            reader, parts = _plan(idx, schema, [sds.EqualTo((col,), _spark_value(v))], root)
+            t = _read(reader, parts)
+            got = [] if t is None else t.column(col).to_pylist()
+            want = sum(_equal(x, v) for x in values)
+            assert sum(_equal(x, v) for x in got) == want, (col, v)
+            skipped += full.num_rows - (0 if t is None else t.num_rows)
+            probed += full.num_rows
+    assert skipped > 0.5 * probed
+    # IN and IS NULL, ANDed
+    reader, parts = _plan(
+        idx, schema, [sds.In(("k",), (3, 20006, 7)), sds.IsNull(("i",)), sds.IsNotNull(("k",))]
+    )
+    got = [(os.path.basename(p.path), p.zones) for p in parts]
+    assert got == [("part-0.parquet", ((0, 64),)), ("part-2.parquet", ((0, 64),))]
+    assert _read(reader, parts).num_rows == 128
+
+
+def test_translate():
+    a = ("a",)
+    assert str(translate(sds.EqualTo(a, 5))) == "a = 5"
+    assert str(translate(sds.EqualNullSafe(a, "x"))) == "a = 'x'"
+    assert str(translate(sds.EqualNullSafe(a, None))) == "a IS NULL"
+    assert str(translate(sds.In(a, (1, None)))) == "a IN (1, NULL)"
+    assert str(translate(sds.IsNotNull(a))) == "a IS NOT NULL"
+    assert str(translate(sds.EqualTo(a, dt.date(2024, 1, 2)))) == "a = DATE '2024-01-02'"
+    utc = dt.datetime(2024, 1, 1, 5, tzinfo=dt.UTC)
+    assert "+00:00" in str(translate(sds.EqualTo(a, utc)))
+    for f in [
+        sds.EqualTo(a, [1, 2]),  # array literal
+        sds.EqualTo(a, dt.timedelta(1)),
+        sds.EqualTo(a, None),
+        sds.EqualTo(("a", "b"), 1),  # nested field
+        sds.In(a, ()),
+        sds.GreaterThan(a, 1),
+        sds.Not(sds.EqualTo(a, 1)),
+        sds.StringStartsWith(a, "x"),
+    ]:
+        assert translate(f) is None, f
+
+
+def test_unconvertible_literals_may_match(lake):
+    idx = lake[1]
+    schema = BloomskipDataSource({"index": idx}).schema()
+    nan = float("nan")
+    _, parts = _plan(idx, schema, [sds.EqualTo(("f",), nan), sds.In(("k",), ("x", 3))])
+    assert len(parts) == FILES and all(p.zones is not None for p in parts)
+    # a literal that no value of the column can equal rules everything out
+    _, parts = _plan(idx, schema, [sds.EqualTo(("dec",), Decimal("0.001"))])
+    assert parts == []
+
+
+def test_lossy_columns_are_not_pushed(tmp_path):
+    root = tmp_path / "lake"
+    root.mkdir()
+    ns = pa.array([1, 2_000_000_001], pa.timestamp("ns"))
+    pq.write_table(pa.table({"t": ns, "u": pa.array([1, 2], pa.uint64())}), root / "a.parquet")
+    idx = str(tmp_path / "idx")
+    build(str(root), ["t", "u"], idx, zone_rows=64)
+    schema = BloomskipDataSource({"index": idx}).schema()
+    assert [f.dataType for f in schema] == [st.TimestampNTZType(), st.DecimalType(20, 0)]
+    reader, parts = _plan(
+        idx, schema, [sds.EqualTo(("t",), dt.datetime(1970, 1, 1)), sds.EqualTo(("u",), 2)]
+    )
+    assert [str(e) for e in reader.pushed] == ["u = 2"]  # ns are truncated by Spark
+    t = _read(reader, parts)  # the zone holds both rows; Spark re-applies u = 2
+    assert t.column("u").to_pylist() == [Decimal(1), Decimal(2)]
+    assert t.column("t").type == pa.timestamp("us") and t.column("t")[1].value == 2_000_000
+
+
+def test_fallbacks_and_typed_errors(lake, tmp_path):
+    root, idx = lake
+    schema = BloomskipDataSource({"index": idx}).schema()
+    for opts in [{}, {"index": ""}, {"path": root}]:
+        with pytest.raises(InvalidParameterError):
+            BloomskipDataSource(opts)
+    missing = str(tmp_path / "nothing")
+    with pytest.raises(IndexNotFoundError):
+        BloomskipDataSource({"index": missing}).schema()
+    # an unreadable index with a path: every file, in full, and the report says why
+    rep = str(tmp_path / "r.json")
+    reader, parts = _plan(missing, schema, [sds.EqualTo(("k",), 3)], root, rep)
+    assert len(parts) == FILES and all(p.zones is None for p in parts)
+    assert "index unreadable" in _report(rep)["fallback"]
+    assert _read(reader, parts).num_rows == FILES * ROWS
+    # without a path there is nothing to fall back to
+    reader = BloomskipDataSource({"index": missing}).reader(schema)
+    list(reader.pushFilters([]))
+    with pytest.raises(IndexNotFoundError):
+        reader.partitions()
+    # hostile manifests: typed errors from schema(), a full read from partitions()
+    bad = tmp_path / "bad"
+    shutil.copytree(idx, bad)
+    (manifest,) = os.listdir(bad / "_manifests")
+    for body in ["[]", '{"format": "bloomskip.zone-index", "format_version": 1}', "\x00" * 9]:
+        with open(bad / "_manifests" / manifest, "w") as fh:
+            fh.write(body)
+        with pytest.raises(BloomskipError):
+            BloomskipDataSource({"index": str(bad)}).schema()
+        _, parts = _plan(str(bad), schema, [sds.EqualTo(("k",), 3)], root)
+        assert len(parts) == FILES and all(p.zones is None for p in parts)
+    # a manifest that parses but whose source or tables are nonsense
+    good = _report(os.path.join(idx, "_manifests", manifest))
+    frags = os.path.join(bad, good["fragments"])
+    for source in [[], {"filesystem": "local"}, {"filesystem": "zz", "uri": "zz://x"}, None]:
+        body = good | ({"source": source} if source is not None else {})
+        with open(bad / "_manifests" / manifest, "w") as fh:
+            json.dump(body, fh)
+        if source is None:  # the manifest is fine, the fragment table is not
+            pq.write_table(pa.table({"fragment_id": [1], "path": [3]}), frags)
+        assert BloomskipDataSource({"index": str(bad)}).schema() == schema
+        reader, parts = _plan(str(bad), schema, [sds.EqualTo(("k",), 3)], root)
+        assert len(parts) == FILES and all(p.zones is None for p in parts), source
+        assert reader.pushed  # pushed, then the query failed: the report says so
+
+
+def test_a_subdirectory_and_files_outside_the_index(lake, tmp_path):
+    root, idx = lake
+    schema = BloomskipDataSource({"index": idx}).schema()
+    sub = tmp_path / "lake"
+    shutil.copytree(root, sub)
+    # the index covers another directory: every file under the path is read in full
+    _, parts = _plan(idx, schema, [sds.EqualTo(("k",), 3)], str(sub))
+    assert len(parts) == FILES and all(p.zones is None for p in parts)
+    # one file of the indexed source: the index answers for it
+    one = os.path.join(root, "part-1.parquet")
+    _, parts = _plan(idx, schema, [sds.EqualTo(("k",), 10003)], one)
+    assert [(p.path, p.zones) for p in parts] == [(one, ((0, 64),))]
+    _, parts = _plan(idx, schema, [sds.EqualTo(("k",), 3)], one)
+    assert parts == []
+
+
+def test_lance_is_refused(tmp_path, lake):
+    idx = lake[1]
+    fake = tmp_path / "ds.lance"
+    (fake / "_versions").mkdir(parents=True)
+    with pytest.raises(UnsupportedFileError):
+        BloomskipDataSource({"index": idx, "path": str(fake)}).reader(st.StructType([]))
+    lance = pytest.importorskip("lance")
+    data = str(tmp_path / "real.lance")
+    lance.write_dataset(pa.table({"k": pa.array([1, 2, 3], pa.int64())}), data)
+    lidx = str(tmp_path / "lidx")
+    build(data, ["k"], lidx, zone_rows=64)
+    with pytest.raises(UnsupportedFileError, match="Lance"):
+        BloomskipDataSource({"index": lidx}).schema()
+    reader = BloomskipDataSource({"index": lidx}).reader(st.StructType([]))
+    with pytest.raises(UnsupportedFileError):
+        reader.partitions()
+
+
+def test_unsupported_column_types_are_named(tmp_path):
+    with pytest.raises(BloomskipError, match="'t'"):
+        spark_schema(pa.schema([("a", pa.int8()), ("t", pa.time64("us"))]))
+    got = spark_schema(
+        pa.schema(
+            [
+                ("a", pa.dictionary(pa.int32(), pa.large_string())),
+                ("b", pa.list_(pa.struct([("x", pa.uint32())]))),
+                ("c", pa.map_(pa.string(), pa.float16())),
+            ]
+        )
+    )
+    assert got.simpleString() == "struct<a:string,b:array<struct<x:bigint>>,c:map<string,float>>"
+    assert isinstance(CorruptFileError("x"), BloomskipError)
+
+
+def test_zone_ranges_known_answers():
+    from bloomskip.spark.datasource import _merge, _overlap
+
+    assert _merge([(128, 64), (0, 64), (64, 64), (300, 0), (256, 10)]) == [(0, 192), (256, 266)]
+    ranges = [(0, 10), (50, 70), (100, 140)]
+    assert _overlap(ranges, 0, 40) == [(0, 10)]  # row group [0, 40), relative offsets
+    assert _overlap(ranges, 40, 80) == [(10, 30)]
+    assert _overlap(ranges, 80, 120) == [(20, 40)]
+    assert _overlap(ranges, 120, 160) == [(0, 20)]
+    assert _overlap(ranges, 160, 200) == []
+    assert _overlap([(0, 10**12)], 40, 80) == [(0, 40)]  # a hostile length is clipped
