@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean
+.PHONY: demo test test-fast lint bench bench-spark clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -13,8 +13,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
+# Point lookups on a generated 20M-row lake, three ways, with Spark (needs Java 17+).
+# Smaller: make demo DEMO_ARGS="--rows 2e6 --files 50"; see bloomskip demo --help.
+DEMO_ARGS ?=
 demo: $(STAMP)
-	$(VENV)/bin/bloomskip demo
+	$(VENV)/bin/bloomskip demo $(DEMO_ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest
@@ -28,6 +31,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/sbbf.py
+
+# Spark: index build vs a plain scan, lookups three ways (about 5 minutes on 2 cores).
+bench-spark: $(STAMP)
+	$(PY) bench/spark.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis bench/.build

@@ -1,9 +1,9 @@
-"""``bloomskip demo``: build a filter over 10 million values and show what it does.
+"""``bloomskip demo --sbbf``: build a filter over 10 million values and show what it does.
 
-Until the Spark pipeline lands this is what ``make demo`` runs: it sizes a filter from
-(NDV, FPP) under both policies, inserts 10M distinct int64 keys and 1M string user ids,
-probes present and absent keys, and prints size, fill, measured and predicted FPP, and
-throughput.
+The filter alone, without Spark or a lake (``make demo`` runs the Spark job in
+:mod:`bloomskip.demo.job`): it sizes a filter from (NDV, FPP) under both policies,
+inserts 10M distinct int64 keys and 1M string user ids, probes present and absent keys,
+and prints size, fill, measured and predicted FPP, and throughput.
 """
 
 from __future__ import annotations
