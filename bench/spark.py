@@ -56,6 +56,7 @@ from bloomskip.demo.job import (
     human_bytes,
     lookup_table,
     machine_info,
+    retrofit_lake,
 )
 from bloomskip.demo.lake import KEY_COLUMNS, LakeSpec, ensure_lake
 
@@ -295,7 +296,9 @@ def main() -> None:
         raise SystemExit(f"the benchmark session must not limit the JIT: {jvm_opts}")
     try:
         native = ensure_native_copy(spark, lake, args.data / f"native-{tag}", say=say)
+        retrofit = retrofit_lake(spark, lake, say=say)  # bloomskip's own native filters
         results: dict[str, Any] = {
+            "retrofit": retrofit.to_json() | {"outcomes": None},
             "machine": machine_info(spark),
             "spark_conf": BENCH_CONF,
             "reps": args.reps,
