@@ -37,7 +37,7 @@ from bloomskip.index import DEFAULT_FPP
 
 WAYS = ("spark scan", "native bloom", "bloomskip")
 WAY_HELP = {
-    "spark scan": "Spark reads every file of the lake (no bloom filters)",
+    "spark scan": "Spark reads every file of the lake, bloom filters off",
     "native bloom": "Spark over the copy with Parquet bloom filters in every row group",
     "bloomskip": "bloomskip.spark.open_lake(...).plan: Spark opens only the files the index "
     "cannot rule out, and skips row groups in them with the filters bloomskip added",
@@ -644,7 +644,7 @@ def render(r: DemoResult) -> str:
     plans = [m for m in r.measurements if m.way == "bloomskip" and m.plan_seconds is not None]
     if plans:
         lines.append(
-            "bloomskip seconds include planning (plan_read: index lookup, Spark's listing): "
+            "bloomskip seconds include planning (the index lookup and Spark's listing): "
             + ", ".join(f"{m.plan_seconds:.2f}s" for m in plans)
             + "."
         )
