@@ -53,12 +53,12 @@ from bloomskip.demo.job import (
     ThreeWays,
     describe_machine,
     ensure_native_copy,
-    human_bytes,
     lookup_table,
     machine_info,
     retrofit_lake,
 )
 from bloomskip.demo.lake import KEY_COLUMNS, LakeSpec, ensure_lake
+from bloomskip.units import human_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH_CONF = {

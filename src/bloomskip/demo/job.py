@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from bloomskip.demo.lake import KEY_COLUMNS, STAMP, Lake, LakeSpec, ensure_lake, remove_generated
 from bloomskip.errors import BloomskipError
 from bloomskip.index import DEFAULT_FPP
+from bloomskip.units import human_bytes
 
 WAYS = ("spark scan", "native bloom", "bloomskip")
 WAY_HELP = {
@@ -574,16 +575,6 @@ def run_demo(
 
 
 # ----------------------------------------------------------------------------- report
-
-
-def human_bytes(n: float | None) -> str:
-    if n is None:
-        return "-"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
 
 
 def _count(n: int | None) -> str:

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from bloomskip.sbbf import Sbbf
 from bloomskip.sbbf.sizing import num_bytes_for
+from bloomskip.units import human_bytes
 
 
 def _keys(n: int, seed: int) -> np.ndarray:
@@ -24,14 +25,6 @@ def _keys(n: int, seed: int) -> np.ndarray:
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return (z ^ (z >> np.uint64(31))).view(np.int64)
-
-
-def _human(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024:
-            return f"{n:.0f} {unit}"
-        n /= 1024
-    return f"{n:.0f} TiB"
 
 
 def _timed(fn: Callable[[], object], n: int) -> tuple[object, float]:
@@ -43,7 +36,7 @@ def _timed(fn: Callable[[], object], n: int) -> tuple[object, float]:
 def run(n: int = 10_000_000, fpp: float = 0.01, out: Callable[[str], None] = print) -> None:
     out(f"bloomskip SBBF demo: {n:,} distinct int64 keys, target FPP {fpp}")
     for policy in ("parquet", "putze"):
-        out(f"  sizing policy {policy!r:10}: {_human(num_bytes_for(n, fpp, policy))}")
+        out(f"  sizing policy {policy!r:10}: {human_bytes(num_bytes_for(n, fpp, policy))}")
 
     present = _keys(n, 0)
     absent = _keys(1_000_000, 1 << 40)
@@ -55,7 +48,7 @@ def run(n: int = 10_000_000, fpp: float = 0.01, out: Callable[[str], None] = pri
     assert bool(np.all(found)), "an inserted key was reported absent"
     false_pos = f.check(absent)
     out(
-        f"  filter: {_human(f.num_bytes)}, fill {f.fill_ratio():.3f}, "
+        f"  filter: {human_bytes(f.num_bytes)}, fill {f.fill_ratio():.3f}, "
         f"estimated NDV {f.estimated_ndv():,.0f}"
     )
     out(f"  hash+insert {ns_insert:.1f} ns/key, hash+check {ns_check:.1f} ns/key")
@@ -69,13 +62,13 @@ def run(n: int = 10_000_000, fpp: float = 0.01, out: Callable[[str], None] = pri
     _, ns_str = _timed(lambda: g.insert(users), len(users))
     probe = ["user_000000042", "user_999999999", "nobody"]
     out(
-        f"  1M user ids (strings): {_human(g.num_bytes)} (parquet sizing), "
+        f"  1M user ids (strings): {human_bytes(g.num_bytes)} (parquet sizing), "
         f"hash+insert {ns_str:.1f} ns/id"
     )
     for value, maybe in zip(probe, g.check(probe), strict=True):
         out(f"    {value!r:18} -> {'may be present' if maybe else 'definitely absent'}")
     folded = g.fold_to_fpp(0.05)
     out(
-        f"  folded to target FPP 0.05: {_human(folded.num_bytes)}, fill "
+        f"  folded to target FPP 0.05: {human_bytes(folded.num_bytes)}, fill "
         f"{folded.fill_ratio():.3f}, predicted FPP {folded.predicted_fpp(len(users)):.4f}"
     )

@@ -34,8 +34,8 @@ from bloomskip.index.build import BuildReport, build, refresh
 from bloomskip.index.layout import DEFAULT_FPP, DEFAULT_ZONE_ROWS, ColumnIndex, Zoning
 from bloomskip.index.sources import Source, SourceFile
 from bloomskip.index.zones import FileZones, index_file
-from bloomskip.spark.session import require_pyspark
-from bloomskip.spark.wire import WIRE_DDL, decode, encode
+from bloomskip.spark.session import require_pyspark, spark_schema
+from bloomskip.spark.wire import WIRE_SCHEMA, decode, encode
 
 #: A task reads about this many bytes of files (several small files share one task).
 TASK_BYTES = 128 << 20
@@ -111,9 +111,9 @@ def spark_runner(spark, *, tasks: int | None = None, task_hook: TaskHook | None 
     ) -> Iterator[FileZones]:
         if not files:
             return
-        n = tasks or _default_tasks(spark, files)
-        job = _Job(src, files, cols, zoning, _assign(files, n), task_hook)
-        df = spark.range(0, len(job.tasks), 1, len(job.tasks)).mapInArrow(job, WIRE_DDL)
+        job = _Job(src, files, cols, zoning, plan_tasks(spark, files, tasks), task_hook)
+        df = spark.range(0, len(job.tasks), 1, len(job.tasks))
+        df = df.mapInArrow(job, spark_schema(WIRE_SCHEMA))
         try:
             rows = df.toArrow()
         except Exception as e:  # Py4JJavaError, SparkConnectException, ...
@@ -150,6 +150,12 @@ class _Job:
                         self.hook(task, attempt, done)
 
 
+def plan_tasks(spark, files: list[SourceFile], tasks: int | None = None) -> list[list[int]]:
+    """File positions per Spark task: ``tasks`` tasks (default: about one per 128 MiB of
+    files, at least three per core, at most one per file), balanced by size."""
+    return _assign(files, tasks or _default_tasks(spark, files))
+
+
 def _default_tasks(spark, files: list[SourceFile]) -> int:
     try:
         cores = int(spark.sparkContext.defaultParallelism)
@@ -182,4 +188,4 @@ def _job_failure(e: Exception, src: Source) -> str:
     )
 
 
-__all__ = ["build_index", "refresh_index", "spark_runner"]
+__all__ = ["build_index", "plan_tasks", "refresh_index", "spark_runner"]

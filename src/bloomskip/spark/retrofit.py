@@ -20,8 +20,8 @@ import pyarrow as pa
 
 from bloomskip.errors import BloomskipError, SparkJobError
 from bloomskip.index.sources import SourceFile, resolve
-from bloomskip.spark.build import _assign, _default_tasks
-from bloomskip.spark.session import require_pyspark
+from bloomskip.spark.build import plan_tasks
+from bloomskip.spark.session import require_pyspark, spark_schema
 
 _RESULT_SCHEMA = pa.schema(
     [
@@ -32,10 +32,6 @@ _RESULT_SCHEMA = pa.schema(
         ("bytes_added", pa.int64()),
         ("error", pa.string()),
     ]
-)
-_RESULT_DDL = (
-    "file bigint, rewritten boolean, filters_added bigint, filter_bytes bigint, "
-    "bytes_added bigint, error string"
 )
 
 
@@ -143,9 +139,9 @@ def add_bloom_filters(
         else:
             report.skipped.append((f.path, "not a Parquet file"))
     if files:
-        plan = _assign(files, tasks or _default_tasks(spark, files))
-        job = _Retrofit(files, names, float(fpp), plan)
-        df = spark.range(0, len(job.tasks), 1, len(job.tasks)).mapInArrow(job, _RESULT_DDL)
+        job = _Retrofit(files, names, float(fpp), plan_tasks(spark, files, tasks))
+        df = spark.range(0, len(job.tasks), 1, len(job.tasks))
+        df = df.mapInArrow(job, spark_schema(_RESULT_SCHEMA))
         try:
             rows = df.toArrow().sort_by("file").to_pylist()
         except Exception as e:

@@ -35,6 +35,7 @@ from bloomskip.expr.sql import parse
 from bloomskip.index import store
 from bloomskip.index.query import MAX_IN_FPP, QueryResult, ZoneIndex, open_index
 from bloomskip.spark.session import require_pyspark
+from bloomskip.units import human_bytes
 
 log = logging.getLogger("bloomskip.spark")
 
@@ -74,7 +75,7 @@ class ReadPlan:
         """One paragraph: what is read, what is skipped and why."""
         text = (
             f"bloomskip: reading {self.files_read:,} of {self.files_total:,} files "
-            f"({_human(self.bytes_read)} of {_human(self.bytes_total)})"
+            f"({human_bytes(self.bytes_read)} of {human_bytes(self.bytes_total)})"
         )
         if self.zones_total:
             text += f"; {self.zones_candidate:,} of {self.zones_total:,} zones may match"
@@ -299,14 +300,6 @@ def _key(path: str) -> str:
 def _index_format(index) -> str:
     formats = set(index.fragments().column("format").to_pylist())
     return "orc" if formats == {"orc"} else "parquet"
-
-
-def _human(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return f"{n:,.1f} TiB"  # pragma: no cover
 
 
 __all__ = ["IndexedLake", "ReadPlan", "open_lake", "plan_read", "read"]

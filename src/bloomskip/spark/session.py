@@ -27,6 +27,14 @@ def require_pyspark() -> None:
         ) from None
 
 
+def spark_schema(schema):
+    """The Spark ``StructType`` of an Arrow schema: what ``mapInArrow`` is told its
+    batches hold (they must match it type for type)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)
+
+
 def local_session(
     master: str = "local[*]",
     app_name: str = "bloomskip",
@@ -68,4 +76,4 @@ def local_session(
     return session
 
 
-__all__ = ["local_session", "require_pyspark"]
+__all__ = ["local_session", "require_pyspark", "spark_schema"]

@@ -47,11 +47,6 @@ WIRE_SCHEMA = pa.schema(
         ("bloom", pa.binary()),
     ]
 )
-#: The same schema as Spark DDL (for ``mapInArrow``).
-WIRE_DDL = (
-    "file bigint, column int, zone int, format string, num_rows bigint, error string, "
-    "start bigint, length bigint, has_null boolean, ndv bigint, bloom binary"
-)
 #: Zone rows per batch hold at most this many bytes of filters (int32 offsets).
 _BATCH_BYTES = 64 << 20
 
@@ -242,4 +237,4 @@ def _u64(t: pa.Table, name: str) -> np.ndarray:
     return c.to_numpy().astype(np.uint64)
 
 
-__all__ = ["WIRE_DDL", "WIRE_SCHEMA", "decode", "encode"]
+__all__ = ["WIRE_SCHEMA", "decode", "encode"]
