@@ -41,7 +41,7 @@ def test_bad_input_is_a_clear_error_and_exit_2(capsys):
 
 
 def test_demo_runs_as_a_console_script():
-    # The Spark job itself runs end to end in tests/test_demo.py on the shared session;
+    # The Spark job itself runs end to end in tests/spark/test_demo.py on the shared session;
     # here: its help teaches, and the Spark-free filter demo runs in a fresh process.
     def run(*args: str) -> str:
         return subprocess.run(

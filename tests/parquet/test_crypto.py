@@ -4,7 +4,7 @@
   four encrypted variants - encrypted footer (AES_GCM_V1 and AES_GCM_CTR_V1), plaintext
   footer, and plaintext footer with every column encrypted (unlisted ones with the footer
   key) - plus a plaintext copy, through ``PropertiesDrivenCryptoFactory`` with three master
-  keys (footer, ``id``, ``s``/``low``) and a test KMS (``tests/java/BloomskipTestKms.java``,
+  keys (footer, ``id``, ``s``/``low``) and a test KMS (``tests/support/java/BloomskipTestKms.java``,
   compiled here: pyspark's jars do not ship parquet-java's test ``InMemoryKMS``; it wraps
   as that mock does, and as :class:`bloomskip.parquet.keytools.InMemoryKms`). Every
   filter bloomskip decrypts equals a rebuild from the values pyarrow decrypts, and every
@@ -224,7 +224,7 @@ def kms_jar(tmp_path_factory) -> Path:
         for p in jars.glob(pattern)
     )
     out = tmp_path_factory.mktemp("kms")
-    source = Path(__file__).parent / "java" / "BloomskipTestKms.java"
+    source = Path(__file__).parents[1] / "support" / "java" / "BloomskipTestKms.java"
     subprocess.run(
         ["javac", "-nowarn", "--release", "17", "-d", str(out), "-cp", classpath, str(source)],
         check=True,

@@ -1,7 +1,7 @@
 """Property-based tests: for every supported Arrow type, with nulls, empty arrays, NaN,
 signed zeros, extreme integers and long non-ASCII strings,
 
-* the hashes equal the independent oracle's (``tests/oracle.py``), and
+* the hashes equal the independent oracle's (``tests/support/oracle.py``), and
 * no inserted value is ever reported absent (no false negatives), under both encodings,
   in a fresh filter, after a union and after any fold.
 """
@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bloomskip import Sbbf, hash_values
-from tests.oracle import arrow_bytes, parquet_bytes, xxh
+from tests.support.oracle import arrow_bytes, parquet_bytes, xxh
 
 _EXACT = decimal.Context(prec=100)  # no rounding of 76-digit decimals
 _INT_TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.int64(),

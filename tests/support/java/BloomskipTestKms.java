@@ -1,5 +1,5 @@
 // A test KMS for parquet-java's PropertiesDrivenCryptoFactory, compiled by
-// tests/test_parquet_crypto.py at test time (pyspark's jars do not ship parquet-java's
+// tests/parquet/test_crypto.py at test time (pyspark's jars do not ship parquet-java's
 // test-only org.apache.parquet.crypto.keytools.mocks.InMemoryKMS).
 //
 // Same behaviour as that mock: master keys come from the Hadoop property

@@ -45,7 +45,7 @@ from bloomskip.errors import BloomskipError, InvalidParameterError, PredicateErr
 from bloomskip.expr.expressions import Literal
 from bloomskip.orc import OrcBloomFilter, probe, prune, read_orc
 from bloomskip.orc.prune import STAGES, schema_of
-from tests.test_parquet_prune_properties import (
+from tests.support.predicates import (
     SETTINGS,
     Col,
     Truth,
@@ -447,7 +447,7 @@ def legacy_only(data: bytes) -> bytes:
     """An uncompressed file with its BLOOM_FILTER_UTF8 streams turned into
     DICTIONARY_COUNT streams, which no reader of ORC v1 asks for (the same byte count:
     nothing moves), so readers find only the legacy ones."""
-    from tests.test_orc_file import encode, fields, occurrences, set_field
+    from tests.support.orc_wire import encode, fields, occurrences, set_field
 
     f = read_orc(data)
     out = bytearray(data)
@@ -841,7 +841,7 @@ def test_cpp_float_and_char_filters_are_refused(tmp_path):
 
 
 def edited_software_version(data: bytes, version: str | None) -> bytes:
-    from tests.test_orc_file import Tail, set_field
+    from tests.support.orc_wire import Tail, set_field
 
     tail = Tail(data)
     if version is None:
@@ -1077,7 +1077,7 @@ def test_mutated_files_never_crash_prune(fuzz_seeds, tmp_path):
     """Mutated seeds (bytes of the tail, stripe footers and indexes flipped, inserted,
     cut; footer integers edited): every prune and probe answers with well-formed units
     or a typed error, within seconds."""
-    from tests.test_orc_file import Seed, mutate
+    from tests.support.orc_wire import Seed, mutate
 
     for name, data in fuzz_seeds.items():
         assert fuzz_case(tmp_path / "seed.orc", data) == "ok", name
@@ -1110,7 +1110,7 @@ def test_mutated_files_never_crash_prune(fuzz_seeds, tmp_path):
 
 
 def _edited(data: bytes, *, writer=None, writer_version=None) -> bytes:
-    from tests.test_orc_file import Tail, set_field
+    from tests.support.orc_wire import Tail, set_field
 
     tail = Tail(data)
     if writer is not None:
@@ -1122,7 +1122,7 @@ def _edited(data: bytes, *, writer=None, writer_version=None) -> bytes:
 
 def _without_bloom_encoding(data: bytes) -> bytes:
     """An uncompressed file whose column encodings say bloom_encoding 0 (same size)."""
-    from tests.test_orc_file import encode, fields, set_field
+    from tests.support.orc_wire import encode, fields, set_field
 
     f = read_orc(data)
     out = bytearray(data)

@@ -20,7 +20,7 @@ from bloomskip import (
     parquet_spec,
 )
 from bloomskip.hashing.arrow import decimal_flba_length
-from tests.oracle import arrow_bytes, parquet_bytes, xxh
+from tests.support.oracle import arrow_bytes, parquet_bytes, xxh
 
 P = PhysicalType
 

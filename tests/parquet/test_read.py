@@ -14,7 +14,7 @@ from bloomskip.errors import CorruptFileError
 from bloomskip.parquet.bloom import parse_header, read_bloom_filters
 from bloomskip.parquet.footer import read_footer
 from bloomskip.parquet.thrift import I32, I64, decode_struct, encode_struct
-from tests import peers
+from tests.support import peers
 
 
 def _table(n: int = 4000) -> pa.Table:

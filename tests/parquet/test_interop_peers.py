@@ -2,7 +2,7 @@
 
 Each peer writes a small file with bloom filters at test time: pyarrow (Arrow C++),
 DuckDB, Spark (parquet-java), DataFusion and deltalake (both arrow-rs). For every
-(row group, column) filter in the file, the test reads the bitset (:mod:`tests.peers`),
+(row group, column) filter in the file, the test reads the bitset (:mod:`tests.support.peers`),
 takes the row group's values with pyarrow and the column's physical type from the
 file's schema, rebuilds the filter with bloomskip and compares bytes. A mismatch
 reports whether the peer hashed other bytes (values of the row group absent from its
@@ -43,7 +43,7 @@ from hypothesis import strategies as st
 from bloomskip import PhysicalSpec, PhysicalType, Sbbf, parquet_spec
 from bloomskip.parquet import bloom
 from bloomskip.sbbf.sizing import num_bytes_for
-from tests.peers import (
+from tests.support.peers import (
     FileFilter,
     file_physical_spec,
     leaf_values,
@@ -791,7 +791,7 @@ def test_deltalake_filters_are_identical(deltalake_file, column):
 def check_own_reader(path) -> int:
     """bloomskip's reader loads every filter a peer wrote, bit for bit; nothing else.
 
-    Compared with the independent parser of :mod:`tests.peers`: same chunks, status
+    Compared with the independent parser of :mod:`tests.support.peers`: same chunks, status
     "ok", same offset, length, header length and bitset; chunks without a filter are
     "absent". Returns the number of filters.
     """

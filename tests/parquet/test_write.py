@@ -4,7 +4,7 @@ What is proved here:
 
 * the rewritten file keeps every byte before the old footer and reads back as the same
   table; each new filter is found by our reader *and* by an independent header parser
-  (``tests/peers.py``) and is bit-identical to a rebuild from the file's own values,
+  (``tests/support/peers.py``) and is bit-identical to a rebuild from the file's own values,
   hashed as the file's schema says (for every type pyarrow, DuckDB and Spark write);
 * hypothesis-chosen values are never absent from the filters (no false negatives);
 * failures leave the source byte-identical and no temporary file behind; encrypted and
@@ -48,7 +48,7 @@ from bloomskip.parquet import add_bloom_filters, thrift, write_table
 from bloomskip.parquet.bloom import encode_header, parse_header, read_bloom_filters
 from bloomskip.parquet.footer import read_footer
 from bloomskip.sbbf.sizing import num_bytes_for
-from tests import peers
+from tests.support import peers
 
 FPP = 0.01
 
@@ -637,7 +637,7 @@ def _kms_factory():
 @pytest.mark.parametrize("plaintext_footer", [False, True], ids=["PARE", "plaintext_footer"])
 def test_encrypted_files_without_keys_are_refused_and_untouched(tmp_path, plaintext_footer):
     """Without the footer key the footer can be neither encrypted nor signed again (the
-    encrypted round trip is in test_parquet_crypto.py)."""
+    encrypted round trip is in tests/parquet/test_crypto.py)."""
     pe, factory = _kms_factory()
     config = pe.EncryptionConfiguration(
         footer_key="k1",

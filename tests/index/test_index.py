@@ -1,7 +1,7 @@
 """The zone index: layout (Lance's), sizing, zones, queries, staleness, refresh, errors.
 
 Known answers come from bloomskip's own SBBF (itself pinned bit-exact to parquet-java,
-arrow-rs and Arrow C++ in ``test_interop_peers.py``) and from the files' own Parquet
+arrow-rs and Arrow C++ in ``tests/parquet/test_interop_peers.py``) and from the files' own Parquet
 filters written by pyarrow: a zone filter over the same rows equals them byte for byte.
 """
 

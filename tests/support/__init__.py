@@ -1,0 +1,1 @@
+"""Helpers shared by the tests of every layer (no test module imports another)."""
