@@ -29,14 +29,10 @@ from bloomskip.expr import (
     Reference,
     Unsupported,
     bind,
-    cannot,
-    evaluate,
-    might,
     parse,
     rewrite_not,
 )
-from bloomskip.expr.bind import BoundEqualTo, BoundIn
-from bloomskip.expr.expressions import literal
+from bloomskip.expr.expressions import BoundReference, literal
 from bloomskip.expr.literals import NoMatch, Unknown, Values, convert, to_arrow
 from bloomskip.expr.sql import parse_literal
 
@@ -158,38 +154,6 @@ def test_rewrite_not_leaves_no_not_and_is_an_involution_on_the_truth(tree):
     assert rewrite_not(Not(Not(tree))) == rewritten
 
 
-# ------------------------------------------------------------------- evaluation
-
-
-@given(trees, st.data())
-def test_evaluate_never_prunes_what_the_truth_keeps(tree, data):
-    """With random per-leaf truth values, a unit pruned by evaluate() has no match."""
-    truth = {}
-
-    def leaf_truth(p):
-        key = str(p)
-        if key not in truth:
-            truth[key] = data.draw(st.booleans(), label=key)
-        return truth[key]
-
-    schema = {"a": Column(pa.int64(), 0), "b": Column(pa.int64(), 1)}
-    bound = bind(tree, schema)
-
-    def true_value(e) -> bool:
-        if isinstance(e, And):
-            return true_value(e.left) and true_value(e.right)
-        if isinstance(e, Or):
-            return true_value(e.left) or true_value(e.right)
-        if isinstance(e, Unsupported):
-            return data.draw(st.booleans())
-        return leaf_truth(e)
-
-    # An evaluator that is exact where it answers "cannot" (it knows the leaf is false).
-    decision = evaluate(bound, lambda p: might("x") if leaf_truth(p) else cannot("y"))
-    if true_value(bound):
-        assert decision.may_match
-
-
 # ------------------------------------------------------------------------ binding
 
 
@@ -197,9 +161,9 @@ def test_bind_resolves_names_and_converts_once():
     schema = {"User_Id": Column(pa.string(), 3), "n": Column(pa.int8(), 4)}
     e = bind("user_id = 'x' AND n IN (1, 300)", schema)
     assert isinstance(e, And)
-    assert isinstance(e.left, BoundEqualTo) and e.left.term.name == "User_Id"
-    assert e.left.term.key == 3 and e.left.converted == Values(("x",))
-    assert isinstance(e.right, BoundIn)
+    assert isinstance(e.left, EqualTo) and e.left.term == BoundReference("User_Id", pa.string(), 3)
+    assert e.left.converted == Values(("x",)) and e.left.conversions == (Values(("x",)),)
+    assert isinstance(e.right, In) and e.right.bound
     assert e.right.converted[0] == Values((1,))
     assert isinstance(e.right.converted[1], NoMatch)
 

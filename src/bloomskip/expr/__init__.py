@@ -1,18 +1,19 @@
-"""Predicates shared by every format: the tree, SQL parsing, binding, evaluation.
+"""Predicates shared by every format: the tree, SQL parsing, binding.
 
 Data flows one way: SQL text (:mod:`.sql`) -> expression tree (:mod:`.expressions`) ->
-bound to a schema with literals converted (:mod:`.bind`, :mod:`.literals`) ->
-evaluated per unit of data into a :class:`~.evaluate.Decision` (:mod:`.evaluate`).
+bound to a schema with literals converted (:mod:`.bind`, :mod:`.literals`) -> decided
+per unit of data by the pruning engine (:mod:`bloomskip.prune`).
 """
 
 from bloomskip.expr.bind import Column, bind
-from bloomskip.expr.evaluate import Decision, cannot, evaluate, might
 from bloomskip.expr.expressions import (
     AlwaysFalse,
     AlwaysTrue,
     And,
+    BoundReference,
     EqualTo,
     Expression,
+    ExpressionVisitor,
     In,
     IsNull,
     Literal,
@@ -24,6 +25,7 @@ from bloomskip.expr.expressions import (
     Reference,
     Unsupported,
     rewrite_not,
+    visit,
 )
 from bloomskip.expr.sql import parse
 
@@ -31,10 +33,11 @@ __all__ = [
     "AlwaysFalse",
     "AlwaysTrue",
     "And",
+    "BoundReference",
     "Column",
-    "Decision",
     "EqualTo",
     "Expression",
+    "ExpressionVisitor",
     "In",
     "IsNull",
     "Literal",
@@ -46,9 +49,7 @@ __all__ = [
     "Reference",
     "Unsupported",
     "bind",
-    "cannot",
-    "evaluate",
-    "might",
     "parse",
     "rewrite_not",
+    "visit",
 ]

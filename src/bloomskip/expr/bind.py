@@ -2,8 +2,8 @@
 
 ``bind(parse("id = 5 AND NOT day IS NULL"), schema)`` returns the same tree with NOT
 pushed to the leaves (:func:`~bloomskip.expr.expressions.rewrite_not`), every column
-resolved to a :class:`BoundReference` (its name, logical Arrow type and a key the
-format uses to find it) and every literal converted once
+resolved to a :class:`~bloomskip.expr.expressions.BoundReference` (its name, logical
+Arrow type and a key the format uses to find it) and every literal converted once
 (:func:`~bloomskip.expr.literals.convert`). Type mistakes and unknown columns fail here,
 at binding, never during evaluation.
 
@@ -14,30 +14,24 @@ then case-insensitively when that is unambiguous.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
 
 from bloomskip.errors import PredicateError
 from bloomskip.expr.expressions import (
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
-    EqualTo,
+    BoundReference,
     Expression,
-    In,
-    IsNull,
-    Literal,
-    NotEqualTo,
-    NotIn,
-    NotNull,
-    Or,
-    Reference,
-    Unsupported,
+    ExpressionTransform,
+    LiteralPredicate,
+    Not,
+    Predicate,
     rewrite_not,
+    terms,
+    visit,
 )
-from bloomskip.expr.literals import Converted, convert
+from bloomskip.expr.literals import convert
 from bloomskip.expr.sql import parse
 
 
@@ -47,69 +41,6 @@ class Column:
 
     type: pa.DataType | None  # None: a type literals cannot be converted to
     key: Any = None
-
-
-@dataclass(frozen=True)
-class BoundReference:
-    name: str
-    type: pa.DataType | None
-    key: Any
-
-    def __str__(self) -> str:
-        return self.name
-
-
-@dataclass(frozen=True)
-class BoundPredicate(Expression):
-    term: BoundReference
-
-
-@dataclass(frozen=True)
-class BoundIsNull(BoundPredicate):
-    def __str__(self) -> str:
-        return f"{self.term} IS NULL"
-
-
-@dataclass(frozen=True)
-class BoundNotNull(BoundPredicate):
-    def __str__(self) -> str:
-        return f"{self.term} IS NOT NULL"
-
-
-@dataclass(frozen=True)
-class BoundEqualTo(BoundPredicate):
-    literal: Literal
-    converted: Converted
-
-    def __str__(self) -> str:
-        return f"{self.term} = {self.literal}"
-
-
-@dataclass(frozen=True)
-class BoundNotEqualTo(BoundPredicate):
-    literal: Literal
-    converted: Converted
-
-    def __str__(self) -> str:
-        return f"{self.term} != {self.literal}"
-
-
-@dataclass(frozen=True)
-class BoundIn(BoundPredicate):
-    literals: tuple[Literal, ...]
-    converted: tuple[Converted, ...]
-
-    def __str__(self) -> str:
-        return f"{self.term} IN ({', '.join(map(str, self.literals))})"
-
-
-@dataclass(frozen=True)
-class BoundNotIn(BoundPredicate):
-    literals: tuple[Literal, ...]
-    converted: tuple[Converted, ...]
-
-    def __str__(self) -> str:
-        return f"{self.term} NOT IN ({', '.join(map(str, self.literals))})"
 
 
 def resolve(name: str, schema: Mapping[str, Column]) -> BoundReference:
@@ -127,61 +58,32 @@ def resolve(name: str, schema: Mapping[str, Column]) -> BoundReference:
     raise PredicateError(f"no column {name!r}; columns are: {names}")
 
 
+class _Bind(ExpressionTransform):
+    def __init__(self, schema: Mapping[str, Column]) -> None:
+        self.schema = schema
+
+    def visit_not(self, child: Expression) -> Expression:
+        raise PredicateError(f"cannot bind {Not(child)}: rewrite_not left a NOT behind")
+
+    def visit_predicate(self, pred: Predicate) -> Expression:
+        if pred.bound:
+            return pred
+        ref = resolve(pred.term.name, self.schema)
+        bound = replace(pred, term=ref)
+        if isinstance(bound, LiteralPredicate):
+            return bound.with_conversions(tuple(convert(lit, ref.type) for lit in pred.literals))
+        return bound
+
+
 def bind(expr: Expression | str, schema: Mapping[str, Column]) -> Expression:
     """Bind a predicate (a tree or SQL text) to ``schema``; NOT is rewritten away."""
     tree = parse(expr) if isinstance(expr, str) else expr
-    return _bind(rewrite_not(tree), schema)
-
-
-def _bind(e: Expression, schema: Mapping[str, Column]) -> Expression:
-    if isinstance(e, And):
-        return And(_bind(e.left, schema), _bind(e.right, schema))
-    if isinstance(e, Or):
-        return Or(_bind(e.left, schema), _bind(e.right, schema))
-    if isinstance(e, AlwaysTrue | AlwaysFalse | Unsupported):
-        return e
-    if isinstance(e, IsNull | NotNull | EqualTo | NotEqualTo | In | NotIn):
-        ref = resolve(e.term.name, schema)
-        if isinstance(e, IsNull):
-            return BoundIsNull(ref)
-        if isinstance(e, NotNull):
-            return BoundNotNull(ref)
-        if isinstance(e, EqualTo):
-            return BoundEqualTo(ref, e.literal, convert(e.literal, ref.type))
-        if isinstance(e, NotEqualTo):
-            return BoundNotEqualTo(ref, e.literal, convert(e.literal, ref.type))
-        converted = tuple(convert(lit, ref.type) for lit in e.literals)
-        return (BoundIn if isinstance(e, In) else BoundNotIn)(ref, e.literals, converted)
-    if isinstance(e, BoundPredicate):
-        return e
-    raise PredicateError(f"cannot bind {type(e).__name__}: rewrite_not left a NOT behind")
+    return visit(rewrite_not(tree), _Bind(schema))
 
 
 def referenced(expr: Expression) -> list[BoundReference]:
     """The bound columns a bound predicate uses, in first-seen order."""
-    seen: dict[str, BoundReference] = {}
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, And | Or):
-            stack += [e.right, e.left]
-        elif isinstance(e, BoundPredicate):
-            seen.setdefault(e.term.name, e.term)
-    return list(seen.values())
+    return [t for t in terms(expr) if isinstance(t, BoundReference)]
 
 
-__all__ = [
-    "BoundEqualTo",
-    "BoundIn",
-    "BoundIsNull",
-    "BoundNotEqualTo",
-    "BoundNotIn",
-    "BoundNotNull",
-    "BoundPredicate",
-    "BoundReference",
-    "Column",
-    "Reference",
-    "bind",
-    "referenced",
-    "resolve",
-]
+__all__ = ["BoundReference", "Column", "bind", "referenced", "resolve"]

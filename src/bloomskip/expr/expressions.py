@@ -13,19 +13,34 @@ A predicate is a small tree of immutable nodes::
   ``LIKE``, functions). It is kept in the tree so that AND/OR/NOT stay exact, and it
   always "may match".
 
+One set of classes serves both stages of a predicate's life. *Unbound*, a leaf's
+``term`` is a :class:`Reference` (a name). :func:`bloomskip.expr.bind.bind` returns the
+same tree *bound*: each ``term`` a :class:`BoundReference` (the column's logical type
+and the key its format finds it by) and each literal's ``converted`` form filled in
+(:mod:`bloomskip.expr.literals`), so type mistakes fail at binding, never during
+evaluation. ``=`` is the one-literal case of ``IN``: every leaf comparing with literals
+has ``literals`` and ``conversions``, so evaluators treat both alike.
+
 :func:`rewrite_not` pushes every NOT down to the leaves (De Morgan; ``NOT a = 1`` becomes
 ``a != 1``), so that no evaluator ever negates a "may match" - negating a maybe is how
 pruning drops data that matches. SQL three-valued logic is preserved: a comparison with
 NULL is unknown, and unknown rows are not returned either way.
 
-Unbound trees name columns; :mod:`bloomskip.expr.bind` resolves the names against a
-schema and converts literals to each column's type (:mod:`bloomskip.expr.literals`).
+Consumers walk trees with :func:`visit` and a :class:`ExpressionVisitor` (the model is
+pyiceberg's ``BooleanExpressionVisitor``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from bloomskip.expr.literals import Converted
+
+T = TypeVar("T")
 
 
 class Expression:
@@ -46,6 +61,19 @@ class Reference:
     """A column by name (dotted for a struct field: ``"address.city"``)."""
 
     name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class BoundReference:
+    """A column resolved against a schema: its name there, its logical Arrow type (None:
+    a type literals cannot be converted to) and the key its format finds it by."""
+
+    name: str
+    type: pa.DataType | None
+    key: Any = None
 
     def __str__(self) -> str:
         return self.name
@@ -91,6 +119,9 @@ class Literal:
             return f"X'{v.hex()}'"
         text = "'" + str(v).replace("'", "''") + "'"
         return text if k == "string" else f"{k.upper()} {text}"
+
+
+# ------------------------------------------------------------------------- the nodes
 
 
 @dataclass(frozen=True)
@@ -143,57 +174,198 @@ class Unsupported(Expression):
 
 @dataclass(frozen=True)
 class Predicate(Expression):
-    """A condition on one column."""
+    """A condition on one column (``term``: a name, or a column once bound)."""
 
-    term: Reference
+    term: Reference | BoundReference
+
+    @property
+    def bound(self) -> bool:
+        return isinstance(self.term, BoundReference)
 
 
 @dataclass(frozen=True)
-class IsNull(Predicate):
+class NullPredicate(Predicate):
+    """``IS NULL`` / ``IS NOT NULL``."""
+
+    sql: ClassVar[str]
+
     def __str__(self) -> str:
-        return f"{self.term} IS NULL"
+        return f"{self.term} {self.sql}"
 
 
 @dataclass(frozen=True)
-class NotNull(Predicate):
-    def __str__(self) -> str:
-        return f"{self.term} IS NOT NULL"
+class IsNull(NullPredicate):
+    sql = "IS NULL"
 
 
 @dataclass(frozen=True)
-class EqualTo(Predicate):
+class NotNull(NullPredicate):
+    sql = "IS NOT NULL"
+
+
+@dataclass(frozen=True)
+class LiteralPredicate(Predicate):
+    """A comparison with literals: ``literals`` as written and, once bound,
+    ``conversions``: the values of the column's type each literal can equal."""
+
+    literals: ClassVar[tuple[Literal, ...]]  # a field or a property in each subclass
+
+    @property
+    def conversions(self) -> tuple[Converted, ...]:  # pragma: no cover - subclasses
+        raise NotImplementedError
+
+    def with_conversions(self, conv: tuple[Converted, ...]) -> LiteralPredicate:
+        raise NotImplementedError  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class _OneLiteral(LiteralPredicate):
     literal: Literal
+    converted: Converted | None = None
+    sql: ClassVar[str]
+
+    @property
+    def literals(self) -> tuple[Literal, ...]:
+        return (self.literal,)
+
+    @property
+    def conversions(self) -> tuple[Converted, ...]:
+        return () if self.converted is None else (self.converted,)
+
+    def with_conversions(self, conv: tuple[Converted, ...]) -> LiteralPredicate:
+        return replace(self, converted=conv[0])
 
     def __str__(self) -> str:
-        return f"{self.term} = {self.literal}"
+        return f"{self.term} {self.sql} {self.literal}"
 
 
 @dataclass(frozen=True)
-class NotEqualTo(Predicate):
-    literal: Literal
+class _ManyLiterals(LiteralPredicate):
+    literals: tuple[Literal, ...]  # type: ignore[misc]
+    converted: tuple[Converted, ...] = ()
+    sql: ClassVar[str]
+
+    @property
+    def conversions(self) -> tuple[Converted, ...]:
+        return self.converted
+
+    def with_conversions(self, conv: tuple[Converted, ...]) -> LiteralPredicate:
+        return replace(self, converted=conv)
 
     def __str__(self) -> str:
-        return f"{self.term} != {self.literal}"
+        return f"{self.term} {self.sql} ({', '.join(map(str, self.literals))})"
 
 
 @dataclass(frozen=True)
-class In(Predicate):
-    literals: tuple[Literal, ...]
-
-    def __str__(self) -> str:
-        return f"{self.term} IN ({', '.join(map(str, self.literals))})"
+class EqualTo(_OneLiteral):
+    sql = "="
 
 
 @dataclass(frozen=True)
-class NotIn(Predicate):
-    literals: tuple[Literal, ...]
+class NotEqualTo(_OneLiteral):
+    sql = "!="
 
-    def __str__(self) -> str:
-        return f"{self.term} NOT IN ({', '.join(map(str, self.literals))})"
+
+@dataclass(frozen=True)
+class In(_ManyLiterals):
+    sql = "IN"
+
+
+@dataclass(frozen=True)
+class NotIn(_ManyLiterals):
+    sql = "NOT IN"
+
+
+#: Each leaf and the leaf that is its negation.
+_NEGATION: dict[type, type] = {
+    IsNull: NotNull,
+    NotNull: IsNull,
+    EqualTo: NotEqualTo,
+    NotEqualTo: EqualTo,
+    In: NotIn,
+    NotIn: In,
+}
+
+#: Leaves that hold when the column equals one of the literals (the others exclude them).
+POSITIVE = (EqualTo, In)
+
+
+# ---------------------------------------------------------------------------- visitors
+
+
+class ExpressionVisitor(Generic[T]):
+    """One method per kind of node; :func:`visit` calls them bottom-up."""
+
+    def visit_true(self) -> T:
+        raise NotImplementedError
+
+    def visit_false(self) -> T:
+        raise NotImplementedError
+
+    def visit_not(self, child: T) -> T:
+        raise NotImplementedError
+
+    def visit_and(self, left: T, right: T) -> T:
+        raise NotImplementedError
+
+    def visit_or(self, left: T, right: T) -> T:
+        raise NotImplementedError
+
+    def visit_unsupported(self, expr: Unsupported) -> T:
+        raise NotImplementedError
+
+    def visit_predicate(self, pred: Predicate) -> T:
+        raise NotImplementedError
+
+
+def visit(expr: Expression, visitor: ExpressionVisitor[T]) -> T:
+    """Walk ``expr`` with ``visitor``, children first."""
+    if isinstance(expr, And):
+        return visitor.visit_and(visit(expr.left, visitor), visit(expr.right, visitor))
+    if isinstance(expr, Or):
+        return visitor.visit_or(visit(expr.left, visitor), visit(expr.right, visitor))
+    if isinstance(expr, Not):
+        return visitor.visit_not(visit(expr.child, visitor))
+    if isinstance(expr, Predicate):
+        return visitor.visit_predicate(expr)
+    if isinstance(expr, AlwaysTrue):
+        return visitor.visit_true()
+    if isinstance(expr, AlwaysFalse):
+        return visitor.visit_false()
+    if isinstance(expr, Unsupported):
+        return visitor.visit_unsupported(expr)
+    raise TypeError(f"not a predicate node: {type(expr).__name__}")
+
+
+class ExpressionTransform(ExpressionVisitor[Expression]):
+    """A visitor that rebuilds the tree: the identity, until a subclass changes the nodes
+    it cares about."""
+
+    def visit_true(self) -> Expression:
+        return AlwaysTrue()
+
+    def visit_false(self) -> Expression:
+        return AlwaysFalse()
+
+    def visit_not(self, child: Expression) -> Expression:
+        return Not(child)
+
+    def visit_and(self, left: Expression, right: Expression) -> Expression:
+        return And(left, right)
+
+    def visit_or(self, left: Expression, right: Expression) -> Expression:
+        return Or(left, right)
+
+    def visit_unsupported(self, expr: Unsupported) -> Expression:
+        return expr
+
+    def visit_predicate(self, pred: Predicate) -> Expression:
+        return pred
 
 
 def rewrite_not(expr: Expression) -> Expression:
-    """The same predicate with every NOT pushed down to a leaf and removed."""
+    """The same predicate with every NOT pushed down to a leaf and removed (top-down, so
+    ``NOT NOT x`` is ``x`` again, whatever ``x`` is)."""
     if isinstance(expr, Not):
         return _negate(expr.child)
     if isinstance(expr, And):
@@ -215,36 +387,43 @@ def _negate(expr: Expression) -> Expression:
         return AlwaysFalse()
     if isinstance(expr, AlwaysFalse):
         return AlwaysTrue()
-    if isinstance(expr, IsNull):
-        return NotNull(expr.term)
-    if isinstance(expr, NotNull):
-        return IsNull(expr.term)
-    if isinstance(expr, EqualTo):
-        return NotEqualTo(expr.term, expr.literal)
-    if isinstance(expr, NotEqualTo):
-        return EqualTo(expr.term, expr.literal)
-    if isinstance(expr, In):
-        return NotIn(expr.term, expr.literals)
-    if isinstance(expr, NotIn):
-        return In(expr.term, expr.literals)
     if isinstance(expr, Unsupported):
         return Unsupported(f"NOT ({expr.text})")
-    raise TypeError(f"cannot negate {type(expr).__name__}")
+    opposite = _NEGATION.get(type(expr))
+    if opposite is None:
+        raise TypeError(f"cannot negate {type(expr).__name__}")
+    return opposite(**{f.name: getattr(expr, f.name) for f in fields(expr)})
+
+
+class _Columns(ExpressionVisitor[dict]):
+    def visit_true(self) -> dict:
+        return {}
+
+    visit_false = visit_true
+
+    def visit_not(self, child: dict) -> dict:
+        return child
+
+    def visit_and(self, left: dict, right: dict) -> dict:
+        return left | {k: v for k, v in right.items() if k not in left}
+
+    visit_or = visit_and
+
+    def visit_unsupported(self, expr: Unsupported) -> dict:
+        return {}
+
+    def visit_predicate(self, pred: Predicate) -> dict:
+        return {pred.term.name: pred.term}
 
 
 def columns(expr: Expression) -> list[str]:
     """Names of the columns a predicate refers to, in first-seen order."""
-    seen: dict[str, None] = {}
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, And | Or):
-            stack += [e.right, e.left]
-        elif isinstance(e, Not):
-            stack.append(e.child)
-        elif isinstance(e, Predicate):
-            seen.setdefault(e.term.name, None)
-    return list(seen)
+    return list(visit(expr, _Columns()))
+
+
+def terms(expr: Expression) -> list[Reference | BoundReference]:
+    """The terms (references, or bound columns) a predicate uses, first-seen order."""
+    return list(visit(expr, _Columns()).values())
 
 
 def literal(value: Any) -> Literal:

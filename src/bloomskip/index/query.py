@@ -38,31 +38,20 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from bloomskip.errors import BloomskipError
-from bloomskip.expr.bind import (
-    BoundEqualTo,
-    BoundIn,
-    BoundIsNull,
-    BoundNotNull,
-    BoundPredicate,
-    Column,
-    bind,
-    referenced,
-)
-from bloomskip.expr.expressions import AlwaysFalse, AlwaysTrue, And, Expression, Or, Unsupported
-from bloomskip.expr.literals import NoMatch, Unknown, Values, to_arrow
-from bloomskip.hashing import hash_values
+from bloomskip.expr.bind import Column, bind, referenced
+from bloomskip.expr.expressions import BoundReference, Expression
 from bloomskip.index import store
-from bloomskip.index.kernels import probe_any
+from bloomskip.index.evidence import Universe, column_evidence
 from bloomskip.index.layout import ColumnIndex, Manifest
 from bloomskip.index.sources import Source, from_json
+from bloomskip.index.zonedata import KEY_SHIFT, ColumnData, load_column
+from bloomskip.prune.engine import Pruner
+from bloomskip.prune.evidence import ColumnEvidence, Proof
 from bloomskip.sbbf.sizing import putze_fpp_many
 
 #: Default limit on the compounded false-positive rate of an IN list.
 MAX_IN_FPP = 0.5
-_KEY_SHIFT = np.uint64(40)  # zone key = fragment_id << 40 | zone_start
 
 
 @dataclass(frozen=True)
@@ -145,159 +134,7 @@ class QueryResult:
         }
 
 
-# --------------------------------------------------------------------------- loading
-
-
-@dataclass
-class _Filters:
-    """Filters back to back: ``words[offsets[i] : offsets[i] + sizes[i]]`` (in words);
-    size 0 marks an unusable filter (always "may")."""
-
-    words: np.ndarray
-    offsets: np.ndarray
-    sizes: np.ndarray
-
-    @staticmethod
-    def of(column: pa.ChunkedArray) -> _Filters:
-        """All bitsets of a binary column in one aligned buffer. Entries that are not
-        whole 32-byte blocks get size 0; the rest are copied past them, so one bad
-        entry never shifts another."""
-        datas, starts, lengths = [], [], []
-        base = 0
-        for ch in column.chunks:
-            if len(ch) == 0:
-                continue
-            if not (pa.types.is_binary(ch.type) or pa.types.is_large_binary(ch.type)):
-                raise BloomskipError(f"bloom_filter_data is {ch.type}, not binary")
-            width = np.int64 if pa.types.is_large_binary(ch.type) else np.int32
-            o = np.frombuffer(ch.buffers()[1], dtype=width)[ch.offset : ch.offset + len(ch) + 1]
-            o = o.astype(np.int64)
-            datas.append(np.frombuffer(ch.buffers()[2], dtype=np.uint8)[o[0] : o[-1]])
-            starts.append(o[:-1] - o[0] + base)
-            lengths.append(np.diff(o))
-            base += int(o[-1] - o[0])
-        if not datas:
-            z = np.zeros(0, np.int64)
-            return _Filters(np.zeros(0, np.uint32), z, z)
-        raw = np.concatenate(datas) if len(datas) > 1 else datas[0]
-        start, n = np.concatenate(starts), np.concatenate(lengths)
-        ok = (n > 0) & (n % 32 == 0)
-        if ok.all() and not (start % 4).any():
-            return _Filters(raw.copy().view(np.uint32), start // 4, n // 4)
-        sizes = np.where(ok, n, 0)
-        dest = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        out = np.zeros(int(sizes.sum()), dtype=np.uint8)
-        for i in np.flatnonzero(ok):  # rare: a malformed table
-            out[dest[i] : dest[i] + sizes[i]] = raw[start[i] : start[i] + sizes[i]]
-        return _Filters(out.view(np.uint32), dest // 4, sizes // 4)
-
-    @staticmethod
-    def empty() -> _Filters:
-        z = np.zeros(0, np.int64)
-        return _Filters(np.zeros(0, np.uint32), z, z)
-
-    def take(self, order: np.ndarray) -> _Filters:
-        return _Filters(self.words, self.offsets[order], self.sizes[order])
-
-    def probe(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
-        out = np.zeros(rows.shape[0], dtype=np.bool_)
-        if rows.shape[0]:
-            probe_any(self.words, self.offsets, self.sizes, rows.astype(np.int64), hashes, out)
-        return out
-
-
-@dataclass
-class _ColumnData:
-    """One column's live zones (sorted by fragment, start) and file filters."""
-
-    key: np.ndarray  # uint64 zone keys, sorted
-    fragment: np.ndarray
-    start: np.ndarray
-    length: np.ndarray
-    has_null: np.ndarray
-    ndv: np.ndarray
-    zones: _Filters
-    file_fragment: np.ndarray  # sorted
-    file_has_null: np.ndarray
-    file_ndv: np.ndarray
-    files: _Filters
-
-
-def _load_column(root: str, col: ColumnIndex, live: np.ndarray) -> _ColumnData:
-    live_arr = pa.array(live, type=pa.uint64())
-    zt = _concat(root, [s.zones for s in col.segments], live_arr)
-    ft = _concat(root, [s.files for s in col.segments], live_arr)
-    return column_data(col.name, zt, ft)
-
-
-def column_data(name: str, zt: pa.Table, ft: pa.Table | None = None) -> _ColumnData:
-    """One column's zones from in-memory tables: ``zt`` with the zone table's columns
-    (``fragment_id, zone_start, zone_length, has_null, bloom_filter_data, ndv``), ``ft``
-    the file table's (None or empty: no file filters, every file "may match")."""
-    if ft is None:
-        ft = pa.table({"fragment_id": pa.array([], pa.uint64())})
-    frag = _u64(zt, "fragment_id")
-    start = _u64(zt, "zone_start")
-    if zt.num_rows and (frag.max() >= 1 << 24 or start.max() >= 1 << 40):
-        raise BloomskipError(f"{name}: zone addresses out of range")
-    key = (frag << _KEY_SHIFT) | start
-    order = np.argsort(key, kind="stable")
-    key = key[order]
-    dup = np.zeros(key.shape[0], dtype=np.bool_)
-    dup[1:] = key[1:] == key[:-1]  # a zone written twice: keep the first
-    keep = order[~dup]
-    zones = (
-        _Filters.of(zt.column("bloom_filter_data")).take(keep) if zt.num_rows else _Filters.empty()
-    )
-    ffrag = _u64(ft, "fragment_id")
-    forder = np.argsort(ffrag, kind="stable")
-    fdup = np.zeros(forder.shape[0], dtype=np.bool_)
-    fdup[1:] = ffrag[forder][1:] == ffrag[forder][:-1]
-    fkeep = forder[~fdup]
-    return _ColumnData(
-        key=key[~dup],
-        fragment=frag[keep],
-        start=start[keep],
-        length=_u64(zt, "zone_length")[keep],
-        has_null=zt.column("has_null").to_numpy().astype(np.bool_)[keep]
-        if zt.num_rows
-        else np.zeros(0, np.bool_),
-        ndv=_u64(zt, "ndv")[keep],
-        zones=zones,
-        file_fragment=ffrag[fkeep],
-        file_has_null=ft.column("has_null").to_numpy().astype(np.bool_)[fkeep]
-        if ft.num_rows
-        else np.zeros(0, np.bool_),
-        file_ndv=_u64(ft, "ndv")[fkeep],
-        files=_Filters.of(ft.column("bloom_filter_data")).take(fkeep)
-        if ft.num_rows
-        else _Filters.empty(),
-    )
-
-
-def _concat(root: str, rels: list[str], live: pa.Array) -> pa.Table:
-    tables = []
-    for rel in rels:
-        t = store.read_table(root, rel)
-        tables.append(t.filter(pc.is_in(t.column("fragment_id"), value_set=live)))
-    if not tables:
-        return pa.table({"fragment_id": pa.array([], pa.uint64())})
-    return pa.concat_tables(tables, promote_options="permissive")
-
-
-def _u64(t: pa.Table, name: str) -> np.ndarray:
-    if t.num_rows == 0:
-        return np.zeros(0, np.uint64)
-    return t.column(name).to_numpy().astype(np.uint64)
-
-
 # --------------------------------------------------------------------------- the index
-
-
-@dataclass
-class _Ans:
-    files: np.ndarray  # bool over indexed fragments
-    zones: np.ndarray  # bool over the zone universe
 
 
 class ZoneIndex:
@@ -307,7 +144,7 @@ class ZoneIndex:
         self.root = root
         self.manifest = manifest
         self._fragments: pa.Table | None = None
-        self._columns: dict[str, _ColumnData] = {}
+        self._columns: dict[str, ColumnData] = {}
 
     # -- what it is ---------------------------------------------------------------
 
@@ -351,10 +188,10 @@ class ZoneIndex:
             }
         )
 
-    def _column(self, name: str) -> _ColumnData:
+    def _column(self, name: str) -> ColumnData:
         if name not in self._columns:
             live = np.sort(self.fragments().column("fragment_id").to_numpy().astype(np.uint64))
-            self._columns[name] = _load_column(self.root, self.columns[name], live)
+            self._columns[name] = load_column(self.root, self.columns[name], live)
         return self._columns[name]
 
     # -- queries ------------------------------------------------------------------
@@ -491,14 +328,14 @@ def evaluate(
     res: QueryResult,
     max_in_fpp: float,
     columns: dict[str, ColumnIndex],
-    load: Callable[[str], _ColumnData],
+    load: Callable[[str], ColumnData],
     uri_of: Callable[[str], str],
 ) -> None:
     """Fill ``res`` with the candidates among ``indexed`` (fragment rows: ``fragment_id``,
-    ``path``, ``num_rows``, sorted by ``fragment_id``) for ``bound``: the vectorized
-    evaluation over the zones ``load(column)`` returns, ``columns`` saying how each
-    column is hashed. Shared by :class:`ZoneIndex` and readers of other zone tables
-    (:mod:`bloomskip.lance`), so every index answers with the same rules."""
+    ``path``, ``num_rows``, sorted by ``fragment_id``) for ``bound``, decided by the
+    pruning engine over the files and the zones ``load(column)`` returns (``columns``
+    says how each column is hashed). Shared by :class:`ZoneIndex` and readers of other
+    zone tables (:mod:`bloomskip.lance`), so every index answers with the same rules."""
     fids = np.array([r["fragment_id"] for r in indexed], dtype=np.uint64)
     res.rows_total = sum(r["num_rows"] for r in indexed) + sum(f.num_rows or 0 for f in res.files)
     cols = [r.name for r in referenced(bound) if r.name in columns]
@@ -526,14 +363,24 @@ def evaluate(
         first = np.ones(keys.shape[0], dtype=np.bool_)  # also right for no zones at all
         first[1:] = keys[1:] != keys[:-1]
         keys = keys[first]
-    keys = keys[np.isin(keys >> _KEY_SHIFT, fids)]
-    zfile = np.searchsorted(fids, keys >> _KEY_SHIFT)
-    ctx = _Context(columns, bound, fids, keys, zfile, data, max_in_fpp, res.notes)
-    ans = ctx.eval(bound)
+    keys = keys[np.isin(keys >> KEY_SHIFT, fids)]
+    zfile = np.searchsorted(fids, keys >> KEY_SHIFT).astype(np.int64)
+    universe = Universe(fids, keys, zfile, max_in_fpp, res.notes)
+    evidence = {c: column_evidence(columns[c], data[c], universe) for c in cols}
+    rules = _IndexRules(columns, universe)
+
+    def files_of(ref: BoundReference) -> ColumnEvidence:
+        return evidence[ref.name][0] if ref.name in evidence else rules.unindexed(ref)
+
+    def zones_of(ref: BoundReference) -> ColumnEvidence:
+        return evidence[ref.name][1] if ref.name in evidence else rules.unindexed(ref)
+
+    file_may = Pruner(fids.shape[0], files_of, reasons=False, notes=res.notes).decide(bound).may
+    zone_may = Pruner(keys.shape[0], zones_of, reasons=False, notes=res.notes).decide(bound).may
     res.zones_total = int(keys.shape[0])
-    res.zones_candidate = int(ans.zones.sum())
-    # Per file: its candidate zones; a file without zones in the universe is decided
-    # by the file-level answer alone (its columns are not indexed for it).
+    res.zones_candidate = int(zone_may.sum())
+    # Per file: its candidate zones. A file without zones in the universe is not indexed
+    # for any referenced column: a candidate in full (unless empty).
     first = np.searchsorted(zfile, np.arange(fids.shape[0]), side="left")
     last = np.searchsorted(zfile, np.arange(fids.shape[0]), side="right")
     for i, r in enumerate(indexed):
@@ -542,7 +389,7 @@ def evaluate(
         if a == b:
             if r["num_rows"] == 0:
                 res.skipped.append((path, "empty file"))
-            elif ans.files[i]:
+            else:
                 res.files.append(
                     FileCandidate(
                         path,
@@ -552,154 +399,50 @@ def evaluate(
                         r["fragment_id"],
                     )
                 )
-            else:
-                res.skipped.append((path, "ruled out by the file-level answer"))
             continue
-        hit = np.flatnonzero(ans.zones[a:b]) + a
+        hit = np.flatnonzero(zone_may[a:b]) + a
         if hit.size == 0:
-            why = "file filter" if not ans.files[i] else "every zone ruled out"
+            why = "file filter" if not file_may[i] else "every zone ruled out"
             res.skipped.append((path, why))
             continue
-        zones = _zone_ranges(keys[hit], data, hit, ctx)
         res.files.append(
             FileCandidate(
                 path,
                 f"{hit.size} of {b - a} zones may match",
                 r["num_rows"],
-                zones,
+                _zone_ranges(keys[hit], hit, data, evidence),
                 r["fragment_id"],
             )
         )
 
 
-class _Context:
-    """State of one vectorized evaluation."""
+class _IndexRules:
+    """Notes for what the index does not answer: a column it does not index."""
 
-    def __init__(self, columns, bound, fids, keys, zfile, data, max_in_fpp, notes) -> None:
-        self.columns: dict[str, ColumnIndex] = columns
-        self.fids = fids
-        self.keys = keys
-        self.zfile = zfile
-        self.data = data
-        self.max_in_fpp = max_in_fpp
-        self.notes: list[str] = notes
-        # per column: the row of each universe zone / file in its data, -1 if none
-        self.zrow = {c: _rows_of(d.key, keys) for c, d in data.items()}
-        self.frow = {c: _rows_of(d.file_fragment, fids) for c, d in data.items()}
+    def __init__(self, columns: dict[str, ColumnIndex], universe: Universe) -> None:
+        self.columns, self.universe = columns, universe
 
-    def ones(self) -> _Ans:
-        return _Ans(np.ones(self.fids.shape[0], np.bool_), np.ones(self.keys.shape[0], np.bool_))
-
-    def zeros(self) -> _Ans:
-        return _Ans(np.zeros(self.fids.shape[0], np.bool_), np.zeros(self.keys.shape[0], np.bool_))
-
-    def note(self, text: str) -> None:
-        if text not in self.notes:
-            self.notes.append(text)
-
-    def eval(self, e: Expression) -> _Ans:
-        if isinstance(e, And):
-            a, b = self.eval(e.left), self.eval(e.right)
-            return _Ans(a.files & b.files, a.zones & b.zones)
-        if isinstance(e, Or):
-            a, b = self.eval(e.left), self.eval(e.right)
-            return _Ans(a.files | b.files, a.zones | b.zones)
-        if isinstance(e, AlwaysTrue):
-            return self.ones()
-        if isinstance(e, AlwaysFalse):
-            return self.zeros()
-        if isinstance(e, Unsupported):
-            self.note(f"{e.text}: not answered by the index")
-            return self.ones()
-        if isinstance(e, BoundPredicate):
-            return self.leaf(e)
-        raise TypeError(f"cannot evaluate {type(e).__name__}")
-
-    def leaf(self, p: BoundPredicate) -> _Ans:
-        name = p.term.name
-        if name not in self.data:
-            self.note(f"{p}: {name} is not indexed")
-            return self.ones()
-        d = self.data[name]
-        zrow = self.zrow[name]
-        covered = zrow >= 0
-        if isinstance(p, BoundIsNull):
-            zones = np.ones(self.keys.shape[0], np.bool_)
-            zones[covered] = d.has_null[zrow[covered]]
-            return _Ans(np.ones(self.fids.shape[0], np.bool_), zones)
-        if isinstance(p, BoundNotNull):
-            zones = np.ones(self.keys.shape[0], np.bool_)
-            zones[covered] = d.ndv[zrow[covered]] > 0
-            return _Ans(np.ones(self.fids.shape[0], np.bool_), zones)
-        if isinstance(p, BoundEqualTo | BoundIn):
-            lits = (p.literal,) if isinstance(p, BoundEqualTo) else p.literals
-            conv = (p.converted,) if isinstance(p, BoundEqualTo) else p.converted
-            return self._equal(name, d, lits, conv)
-        self.note(f"{p}: not answered by the index (only =, IN and IS [NOT] NULL are)")
-        return self.ones()
-
-    def _equal(self, name: str, d: _ColumnData, lits, conv) -> _Ans:
-        col = self.columns[name]
-        values: list[Any] = []
-        for lit, c in zip(lits, conv, strict=True):
-            if isinstance(c, Unknown):
-                self.note(f"{name} = {lit}: {c.reason}; may match")
-                return self.ones()
-            if isinstance(c, NoMatch):
-                continue
-            assert isinstance(c, Values)
-            values.extend(c.values)
-        if not values:
-            return self.zeros()
-        try:
-            hashes = hash_values(
-                to_arrow(tuple(values), col.arrow_type),
-                physical=col.physical,
-                encoding=col.encoding,
-            )
-        except (BloomskipError, pa.ArrowException, ValueError, OverflowError) as e:
-            self.note(f"{name}: literals cannot be hashed as the index does ({e}); may match")
-            return self.ones()
-        hashes = np.unique(hashes)
-        k = int(hashes.shape[0])
-        compounded = -np.expm1(k * np.log1p(-col.fpp))
-        if k > 1 and compounded > self.max_in_fpp:
-            self.note(
-                f"{name} IN ({k} values): index not used - a zone holding none of them is "
-                f"still kept with probability 1-(1-{col.fpp:g})^{k} = {compounded:.2f} > "
-                f"max_in_fpp {self.max_in_fpp:g}"
-            )
-            return self.ones()
-        files = np.ones(self.fids.shape[0], np.bool_)
-        frow = self.frow[name]
-        has = np.flatnonzero(frow >= 0)
-        if has.size:
-            files[has] = d.files.probe(frow[has], hashes)
-        zrow = self.zrow[name]
-        zones = np.ones(self.keys.shape[0], np.bool_)
-        zones[~files[self.zfile]] = False
-        ask = np.flatnonzero(files[self.zfile] & (zrow >= 0))
-        if ask.size:
-            zones[ask] = d.zones.probe(zrow[ask], hashes)
-        return _Ans(files, zones)
+    def unindexed(self, ref: BoundReference) -> ColumnEvidence:
+        self.universe.note(f"{ref.name} is not indexed: conditions on it may match")
+        return _Unindexed(ref.name)
 
 
-def _rows_of(sorted_keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """For each wanted key, its position in ``sorted_keys`` or -1."""
-    if sorted_keys.shape[0] == 0:
-        return np.full(wanted.shape[0], -1, dtype=np.int64)
-    pos = np.searchsorted(sorted_keys, wanted)
-    pos = np.minimum(pos, sorted_keys.shape[0] - 1)
-    return np.where(sorted_keys[pos] == wanted, pos, -1).astype(np.int64)
+class _Unindexed(ColumnEvidence):
+    """A column the index does not hold: every unit may match every condition."""
+
+    def blocked(self, units: np.ndarray) -> Proof:
+        return Proof(np.ones(units.shape[0], np.bool_), f"{self.name} is not indexed")
 
 
-def _zone_ranges(keys: np.ndarray, data, hit: np.ndarray, ctx: _Context) -> list[tuple[int, int]]:
+def _zone_ranges(
+    keys: np.ndarray, hit: np.ndarray, data: dict[str, ColumnData], evidence: dict
+) -> list[tuple[int, int]]:
     """(start, length) of candidate zones, lengths from any column holding each zone."""
     starts = (keys & np.uint64((1 << 40) - 1)).astype(np.int64)
     lengths = np.zeros(hit.shape[0], np.int64)
     found = np.zeros(hit.shape[0], np.bool_)
     for c, d in data.items():
-        rows = ctx.zrow[c][hit]
+        rows = evidence[c][1].c.zrow[hit]
         ok = (rows >= 0) & ~found
         lengths[ok] = d.length[rows[ok]].astype(np.int64)
         found |= ok
@@ -719,4 +462,4 @@ def open_index(index_path: str | os.PathLike, *, version: int | None = None) -> 
     return ZoneIndex(root, store.read_manifest(root, version))
 
 
-__all__ = ["FileCandidate", "QueryResult", "ZoneIndex", "column_data", "evaluate", "open_index"]
+__all__ = ["FileCandidate", "QueryResult", "ZoneIndex", "evaluate", "open_index"]

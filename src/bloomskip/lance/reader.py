@@ -16,9 +16,9 @@ Follows ``zone-index.md`` section 1 (Lance's bloom filter scalar index, pylance 
 * fragments the index does not cover (appended since, rewritten by compaction, or
   listed by a segment stored elsewhere) are always candidates, in full.
 
-Evaluation is :func:`bloomskip.index.query.evaluate`, the zone index's own vectorized
-evaluator, so ``=``, ``IN`` and ``IS [NOT] NULL`` under AND/OR follow the same rules
-(NOT rewritten away, long IN lists, literal conversion). Indexes of different columns
+Evaluation is :func:`bloomskip.index.query.evaluate` (the pruning engine over zones),
+so ``=``, ``IN`` and ``IS [NOT] NULL`` under AND/OR follow the same rules (NOT rewritten
+away, long IN lists, literal conversion). Indexes of different columns
 may cut zones differently (``number_of_items``, training time): the zones of the columns a
 predicate uses are split at every boundary of any of them into common *intervals*, each
 probed with the filter of the zone holding it, so AND and OR combine row ranges exactly.
@@ -40,13 +40,8 @@ from bloomskip.errors import CorruptFileError, IndexNotFoundError, UnsupportedFi
 from bloomskip.expr.bind import Column, bind, referenced
 from bloomskip.expr.expressions import Expression
 from bloomskip.index.layout import ColumnIndex
-from bloomskip.index.query import (
-    MAX_IN_FPP,
-    FileCandidate,
-    QueryResult,
-    column_data,
-    evaluate,
-)
+from bloomskip.index.query import MAX_IN_FPP, FileCandidate, QueryResult, evaluate
+from bloomskip.index.zonedata import column_data
 from bloomskip.lance.dataset import (
     FragmentInfo,
     dataset_uri,

@@ -57,21 +57,9 @@ import numpy as np
 import pyarrow as pa
 
 from bloomskip.errors import BloomskipError, InvalidParameterError
-from bloomskip.expr.bind import (
-    BoundEqualTo,
-    BoundIn,
-    BoundIsNull,
-    BoundNotEqualTo,
-    BoundNotIn,
-    BoundNotNull,
-    BoundPredicate,
-    Column,
-    bind,
-    resolve,
-)
-from bloomskip.expr.evaluate import Decision, any_literal, cannot, evaluate, might
-from bloomskip.expr.expressions import Expression, Literal, literal
-from bloomskip.expr.literals import Converted, NoMatch, Unknown, Values, convert, to_arrow
+from bloomskip.expr.bind import Column, bind, resolve
+from bloomskip.expr.expressions import BoundReference, Expression, In, LiteralPredicate, literal
+from bloomskip.expr.literals import Values, convert, to_arrow
 from bloomskip.orc import proto
 from bloomskip.orc.file import (
     BLOOM_FILTER,
@@ -92,7 +80,10 @@ from bloomskip.orc.filter import (
     base_hashes,
     optimal_num_hash_functions,
 )
-from bloomskip.prune_result import ProbeResult, ProbeUnit, PruneResult, Unit
+from bloomskip.prune.engine import Pruner, overall
+from bloomskip.prune.engine import probe as probe_units
+from bloomskip.prune.evidence import ColumnEvidence, Findings, Proof, Status
+from bloomskip.prune.result import ProbeResult, ProbeUnit, PruneResult, Unit
 
 STAGES = ("statistics", "bloom")
 
@@ -451,12 +442,14 @@ def prune(
     f = orc or read_orc(name)
     schema, infos = schema_of(f)
     bound = bind(predicate, schema)
-    files = _FileContext(f, infos, frozenset(stages))
+    groups = f.row_groups()
+    file = _FileContext(f, infos, groups, frozenset(stages))
+    verdict = Pruner(len(groups), file.evidence).decide(bound)
     result = PruneResult(name, str(predicate))
-    for number, g in enumerate(f.row_groups()):
-        decision = evaluate(bound, _RowGroupContext(files, g).leaf)
+    for number, g in enumerate(groups):
+        why = verdict.why[number] if verdict.why else ""  # type: ignore[index]
         result.units.append(
-            Unit(number, g.first_row, g.num_rows, decision.may_match, decision.reason)
+            Unit(number, g.first_row, g.num_rows, bool(verdict.may[number]), why or "")
         )
     return result
 
@@ -465,34 +458,20 @@ def probe(path: str | os.PathLike, column: str, values: Iterable[Any]) -> ProbeR
     """Ask each row group's bloom filter for ``values`` (Python values or
     :class:`~bloomskip.expr.Literal`), converted to the column's type first."""
     name = os.fspath(path)
-    lits = [literal(v) for v in values]
+    lits = tuple(literal(v) for v in values)
     f = read_orc(name)
     schema, infos = schema_of(f)
     ref = resolve(column, schema)
-    converted = [convert(lit, ref.type) for lit in lits]
-    files = _FileContext(f, infos, frozenset({"bloom"}))
+    leaf = In(ref, lits, tuple(convert(lit, ref.type) for lit in lits))
+    groups = f.row_groups()
+    file = _FileContext(f, infos, groups, frozenset({"bloom"}))
+    answers = probe_units(file.evidence(ref), leaf, np.arange(len(groups)))
     result = ProbeResult(name, ref.name, [str(lit) for lit in lits])
-    for number, g in enumerate(f.row_groups()):
-        ctx = _RowGroupContext(files, g)
-        per_value, reasons = [], []
-        for lit, conv in zip(lits, converted, strict=True):
-            status, reason = ctx.probe(ref.key, lit, conv)
-            per_value.append(status)
-            reasons.append(reason)
-        overall = (
-            "absent"
-            if all(s == "absent" for s in per_value)
-            else ("maybe" if "maybe" in per_value else "no filter")
-        )
+    for number, (g, answer) in enumerate(zip(groups, answers, strict=True)):
+        statuses = tuple(s for s, _ in answer)
+        reason = "; ".join(dict.fromkeys(r for _, r in answer))
         result.units.append(
-            ProbeUnit(
-                number,
-                g.first_row,
-                g.num_rows,
-                overall,
-                tuple(per_value),
-                "; ".join(dict.fromkeys(reasons)),
-            )
+            ProbeUnit(number, g.first_row, g.num_rows, overall(statuses), statuses, reason)
         )
     return result
 
@@ -501,18 +480,26 @@ def probe(path: str | os.PathLike, column: str, values: Iterable[Any]) -> ProbeR
 
 
 class _FileContext:
-    """Per-file state: the file, its columns, per-stripe indexes, cached literal hashes."""
+    """Per-file state: the file, its columns and units (row groups, or stripes without a
+    row index), and what was read: per-stripe indexes, statistics, filters, hashes."""
 
-    def __init__(self, orc: OrcFile, infos: list[OrcColumn], stages: frozenset[str]) -> None:
+    def __init__(
+        self, orc: OrcFile, infos: list[OrcColumn], groups: list[RowGroup], stages: frozenset[str]
+    ) -> None:
         unknown = stages - set(STAGES)
         if unknown:
             raise InvalidParameterError(f"unknown stages {sorted(unknown)}; use {STAGES}")
-        self.orc, self.infos, self.stages = orc, infos, stages
+        self.orc, self.infos, self.groups, self.stages = orc, infos, groups, stages
         self._index: dict[tuple[int, int], tuple | str] = {}
         self._blooms: dict[tuple[int, int], ColumnBloomFilters | str | None] = {}
         self._hashes: dict[tuple, np.ndarray | str] = {}
         self._bloom_policy: dict[int, str | None] = {}
         self._stripe_stats: tuple | str | None = None
+        self._ranges: dict[tuple[int, int], _Range] = {}
+        self._filters: dict[tuple[int, int], OrcBloomFilter | str] = {}
+
+    def evidence(self, ref: BoundReference) -> ColumnEvidence:
+        return _Column(self, ref.key, ref.name)
 
     def bloom_policy(self, col: int) -> str | None:
         if col not in self._bloom_policy:
@@ -571,6 +558,95 @@ class _FileContext:
                 h = self._hashes[key] = f"cannot hash the literal as the writer did: {e}"
         return h
 
+    # -- per unit ------------------------------------------------------------------
+
+    def range(self, unit: int, col: int) -> _Range:
+        r = self._ranges.get((unit, col))
+        if r is None:
+            r = self._ranges[(unit, col)] = self._read_range(self.groups[unit], col)
+        return r
+
+    def _read_range(self, g: RowGroup, col: int) -> _Range:
+        info = self.infos[col]
+        if "statistics" not in self.stages:
+            return _Range(note="statistics not used")
+        if self.orc.row_index_stride == 0:
+            cs = self.stripe_statistics(g.stripe, col)
+            if isinstance(cs, str):
+                return _Range(note=cs)
+            return _range(self.orc, info, cs, "no statistics")
+        entries = self.row_index(g.stripe, col)
+        if isinstance(entries, str):
+            return _Range(note=entries)
+        return _range(self.orc, info, entries[g.index].statistics, "no statistics")
+
+    def filter(self, unit: int, col: int, values: tuple) -> tuple[OrcBloomFilter | None, str]:
+        """The unit's trusted filter of ``col`` for these values, or why not."""
+        policy = self.bloom_policy(col)
+        if policy:
+            return None, f"bloom filter not used: {policy}"
+        g = self.groups[unit]
+        cbf = self.bloom_index(g.stripe, col)
+        if cbf is None:
+            return None, "no bloom filter"
+        if isinstance(cbf, str):
+            return None, cbf
+        orc, info = self.orc, self.infos[col]
+        if cbf.stream_kind == BLOOM_FILTER_UTF8:
+            if cbf.bloom_encoding != 1:
+                return None, (
+                    f"bloom filter not used: BLOOM_FILTER_UTF8 with bloom_encoding "
+                    f"{cbf.bloom_encoding} (1, UTF8_UTC, expected)"
+                )
+            version = orc.writer.writer_version or 0
+            if (orc.writer.writer or JAVA) == JAVA and version < ORC_101:
+                return (
+                    None,
+                    f"bloom filter not used: BLOOM_FILTER_UTF8 from writer version {version}",
+                )
+        elif cbf.stream_kind == BLOOM_FILTER:
+            why = _legacy_policy(orc, info, values)
+            if why:
+                return None, f"bloom filter not used: {why}"
+        found = self._filters.get((unit, col))
+        if found is None:
+            found = self._filters[(unit, col)] = self._load(cbf, g)
+        if isinstance(found, str):
+            return None, found
+        return found, ""
+
+    def _load(self, cbf: ColumnBloomFilters, g: RowGroup) -> OrcBloomFilter | str:
+        j = g.index
+        k = cbf.num_hash_functions(j)
+        try:
+            bf = OrcBloomFilter.from_index(k, utf8bitset=cbf.bitset(j), copy=False)
+        except BloomskipError as e:
+            return f"bloom filter invalid: {e}"
+        stride = self.orc.row_index_stride
+        expected = optimal_num_hash_functions(stride, bf.num_bits)
+        if expected != bf.num_hash_functions:
+            return (
+                f"bloom filter invalid: k = {bf.num_hash_functions}, but ORC's sizing of "
+                f"{bf.num_bits} bits for stride {stride} gives k = {expected}"
+            )
+        return bf
+
+    def calendar_doubt(self, info: OrcColumn, values: tuple) -> str | None:
+        """Dates and timestamps before the Gregorian cutover, in a file not written in
+        the proleptic Gregorian calendar: ORC Java stores them rebased to the hybrid
+        calendar, and readers disagree on reading them back."""
+        if self.orc.writer.calendar == PROLEPTIC_GREGORIAN:
+            return None
+        if info.kind == DATE:
+            early = any((v - _EPOCH).days < CALENDAR_SAFE_DAY for v in values)
+        elif info.kind in _TIMESTAMPS:
+            early = any(v < CALENDAR_SAFE_DAY * 86_400 * 10**9 for v in values)
+        else:
+            return None
+        if early:
+            return "before 1582-10-16 in a file not in the proleptic Gregorian calendar"
+        return None
+
 
 def _literal_hashes(orc: OrcFile, info: OrcColumn, values: tuple, zone: str | None) -> np.ndarray:
     t = info.orc_type
@@ -605,225 +681,146 @@ def _literal_hashes(orc: OrcFile, info: OrcColumn, values: tuple, zone: str | No
     return base_hashes(arr, t, writer=family)
 
 
-class _RowGroupContext:
-    """Evaluates leaf predicates for one unit (a row group, or a stripe without index)."""
+class _Column(ColumnEvidence):
+    """One ORC column over the units of a file."""
 
-    def __init__(self, files: _FileContext, g: RowGroup) -> None:
-        self.f = files
-        self.g = g
-        self._ranges: dict[int, _Range] = {}
-        self._filters: dict[int, OrcBloomFilter | str] = {}
+    def __init__(self, file: _FileContext, col: int, name: str) -> None:
+        super().__init__(name)
+        self.f, self.col, self.info = file, col, file.infos[col]
+        calendar = _Calendar(self)
+        self.stages = [calendar, _Statistics(self), _Bloom(self, used="bloom" in file.stages)]
+        self.probe_stages = [calendar, _Bloom(self, used=True)]
 
-    # -- evidence ------------------------------------------------------------------
+    def blocked(self, units: np.ndarray) -> Proof:
+        if self.info.nested:
+            why = f"{self.name} is inside a {self.info.nested}; not used for pruning"
+            return Proof(np.ones(units.shape[0], np.bool_), why)
+        return Proof.none(units.shape[0], "")
 
-    def range(self, col: int) -> _Range:
-        r = self._ranges.get(col)
-        if r is None:
-            r = self._ranges[col] = self._read_range(col)
-        return r
-
-    def _read_range(self, col: int) -> _Range:
-        f, info = self.f, self.f.infos[col]
-        if "statistics" not in f.stages:
-            return _Range(note="statistics not used")
-        if f.orc.row_index_stride == 0:
-            cs = f.stripe_statistics(self.g.stripe, col)
-            if isinstance(cs, str):
-                return _Range(note=cs)
-            return _range(f.orc, info, cs, "no statistics")
-        entries = f.row_index(self.g.stripe, col)
-        if isinstance(entries, str):
-            return _Range(note=entries)
-        return _range(f.orc, info, entries[self.g.index].statistics, "no statistics")
-
-    def filter(self, col: int, values: tuple) -> tuple[OrcBloomFilter | None, str]:
-        """The row group's trusted filter of ``col`` for these values, or why not."""
-        policy = self.f.bloom_policy(col)
-        if policy:
-            return None, f"bloom filter not used: {policy}"
-        cbf = self.f.bloom_index(self.g.stripe, col)
-        if cbf is None:
-            return None, "no bloom filter"
-        if isinstance(cbf, str):
-            return None, cbf
-        orc, info = self.f.orc, self.f.infos[col]
-        if cbf.stream_kind == BLOOM_FILTER_UTF8:
-            if cbf.bloom_encoding != 1:
-                return None, (
-                    f"bloom filter not used: BLOOM_FILTER_UTF8 with bloom_encoding "
-                    f"{cbf.bloom_encoding} (1, UTF8_UTC, expected)"
+    def no_nulls(self, units: np.ndarray) -> Proof:
+        """A row's value is null if it or any enclosing struct is: proven only when each
+        of them has as many values as the unit has rows, and no nulls."""
+        if self.info.nested:
+            return Proof.none(units.shape[0], f"{self.name} is inside a {self.info.nested}")
+        chain = (*self.info.ancestors, self.info.id)
+        proven = np.array(
+            [
+                all(
+                    (r := self.f.range(u, cid)).has_null is False
+                    and r.count == self.f.groups[u].num_rows
+                    for cid in chain
                 )
-            version = orc.writer.writer_version or 0
-            if (orc.writer.writer or JAVA) == JAVA and version < ORC_101:
-                return (
-                    None,
-                    f"bloom filter not used: BLOOM_FILTER_UTF8 from writer version {version}",
-                )
-        elif cbf.stream_kind == BLOOM_FILTER:
-            why = _legacy_policy(orc, info, values)
-            if why:
-                return None, f"bloom filter not used: {why}"
-        found = self._filters.get(col)
-        if found is None:
-            found = self._filters[col] = self._load(cbf)
-        if isinstance(found, str):
-            return None, found
-        return found, ""
+                for u in units.tolist()
+            ],
+            dtype=np.bool_,
+        )
+        return Proof(proven, [f"statistics: {self.name} has no nulls" if p else
+                              f"{self.name} may be null" for p in proven])  # fmt: skip
 
-    def _load(self, cbf: ColumnBloomFilters) -> OrcBloomFilter | str:
-        j = self.g.index
-        k = cbf.num_hash_functions(j)
-        try:
-            bf = OrcBloomFilter.from_index(k, utf8bitset=cbf.bitset(j), copy=False)
-        except BloomskipError as e:
-            return f"bloom filter invalid: {e}"
-        stride = self.f.orc.row_index_stride
-        expected = optimal_num_hash_functions(stride, bf.num_bits)
-        if expected != bf.num_hash_functions:
-            return (
-                f"bloom filter invalid: k = {bf.num_hash_functions}, but ORC's sizing of "
-                f"{bf.num_bits} bits for stride {stride} gives k = {expected}"
+    def only_nulls(self, units: np.ndarray) -> Proof:
+        proven = np.array([self.f.range(u, self.col).count == 0 for u in units.tolist()], bool)
+        return Proof(proven, [f"statistics: every {self.name} is null" if p else
+                              f"{self.name} may be non-null" for p in proven])  # fmt: skip
+
+    def all_equal(self, p: LiteralPredicate, units: np.ndarray) -> Proof:
+        """Only statistics can rule ``!=`` out: a boolean unit whose values are all one
+        literal, or exact bounds with min = max = a literal the calendar does not doubt."""
+        info, name = self.info, self.name
+        lits = ", ".join(map(str, p.literals))
+        proven, why = [], []
+        for u in units.tolist():
+            r = self.f.range(u, self.col)
+            ok = False
+            if info.kind == BOOLEAN and r.true_count is not None and r.count is not None:
+                value = True if r.true_count == r.count else False if r.true_count == 0 else None
+                ok = value is not None and any(
+                    isinstance(c, Values) and c.values == (value,) for c in p.conversions
+                )
+            elif r.exact and r.lo is not None and r.lo == r.hi:
+                for conv in p.conversions:
+                    if isinstance(conv, Values) and conv.exact and len(conv.values) == 1:
+                        if self.f.calendar_doubt(info, conv.values):
+                            continue
+                        if _keys(info, conv.values) == [r.lo]:
+                            ok = True
+                            break
+            proven.append(ok)
+            why.append(
+                f"statistics: every non-null {name} equals one of {lits}"
+                if ok
+                else f"{name} has values other than the literals"
             )
-        return bf
+        return Proof(np.array(proven, dtype=np.bool_), why)
 
-    # -- leaves --------------------------------------------------------------------
 
-    def leaf(self, p: BoundPredicate) -> Decision:
-        col = p.term.key
-        info = self.f.infos[col]
-        name = p.term.name
-        if info.nested:
-            return might(f"{name} is inside a {info.nested}; not used for pruning")
-        if isinstance(p, BoundIsNull):
-            return self._is_null(info, name)
-        if isinstance(p, BoundNotNull):
-            if self.range(col).count == 0:
-                return cannot(f"statistics: every {name} is null")
-            return might(f"{name} may be non-null")
-        if isinstance(p, BoundEqualTo):
-            return self._any_value(col, name, (p.literal,), (p.converted,))
-        if isinstance(p, BoundIn):
-            return self._any_value(col, name, p.literals, p.converted)
-        if isinstance(p, BoundNotEqualTo | BoundNotIn):
-            lits = (p.literal,) if isinstance(p, BoundNotEqualTo) else p.literals
-            conv = (p.converted,) if isinstance(p, BoundNotEqualTo) else p.converted
-            return self._not_equal(col, name, lits, conv)
-        return might(f"{p}: not used for pruning")
+class _Calendar:
+    """Values the calendar puts in doubt may match, whatever the evidence says."""
 
-    def _is_null(self, info: OrcColumn, name: str) -> Decision:
-        """A row's value is null if it or any enclosing struct is: rule it out only when
-        each of them has as many values as the unit has rows, and no nulls."""
-        for cid in (*info.ancestors, info.id):
-            r = self.range(cid)
-            if r.has_null is not False or r.count != self.g.num_rows:
-                return might(f"{name} may be null")
-        return cannot(f"statistics: {name} has no nulls")
+    def __init__(self, column: _Column) -> None:
+        self.c = column
 
-    def _any_value(
-        self, col: int, name: str, lits: tuple[Literal, ...], converted: tuple[Converted, ...]
-    ) -> Decision:
-        return any_literal(name, lits, converted, lambda conv: self._excluded(col, conv))
-
-    def _excluded(self, col: int, conv: Values) -> tuple[bool, str]:
-        """Whether the stages rule out every candidate value of one literal."""
-        info = self.f.infos[col]
-        doubt = self._calendar_doubt(info, conv.values)
+    def test(self, values: Values, units: np.ndarray) -> Findings:
+        doubt = self.c.f.calendar_doubt(self.c.info, values.values)
         if doubt:
-            return False, doubt
-        r = self.range(col)
-        if r.count == 0:
-            return True, "statistics: every value is null"
-        if info.kind == BOOLEAN and r.true_count is not None and r.count is not None:
-            if all(r.true_count == (0 if v else r.count) for v in conv.values):
-                return True, f"statistics: {r.true_count} of {r.count} values are true"
-        elif r.lo is not None or r.hi is not None:
-            keys = _keys(info, conv.values)
-            if keys and all(r.excludes(k) for k in keys):
-                return True, f"statistics: outside {r.show()}"
-        if r.lo is not None or r.hi is not None:
-            why = "within [min, max]"
-        elif r.true_count is not None:
-            why = f"statistics: {r.true_count} of {r.count} values are true"
-        else:
-            why = r.note or "no statistics"
-        if "bloom" not in self.f.stages:
-            return False, f"{why}; bloom filter not used"
-        bf, reason = self.filter(col, conv.values)
-        if bf is None:
-            return False, f"{why}; {reason}"
-        h = self.f.hashes(col, conv.values, self.f.zone(self.g.stripe))
-        if isinstance(h, str):
-            return False, f"{why}; {h}"
-        if not bf.test_hashes(h).any():
-            return True, "bloom filter: absent"
-        return False, "bloom filter: maybe present"
+            return Findings.same(units.shape[0], Status.INCLUDED, doubt)
+        return Findings.same(units.shape[0], Status.UNAVAILABLE, "")
 
-    def _calendar_doubt(self, info: OrcColumn, values: tuple) -> str | None:
-        """Dates and timestamps before the Gregorian cutover, in a file not written in
-        the proleptic Gregorian calendar: ORC Java stores them rebased to the hybrid
-        calendar, and readers disagree on reading them back."""
-        if self.f.orc.writer.calendar == PROLEPTIC_GREGORIAN:
-            return None
-        if info.kind == DATE:
-            early = any((v - _EPOCH).days < CALENDAR_SAFE_DAY for v in values)
-        elif info.kind in _TIMESTAMPS:
-            early = any(v < CALENDAR_SAFE_DAY * 86_400 * 10**9 for v in values)
-        else:
-            return None
-        if early:
-            return "before 1582-10-16 in a file not in the proleptic Gregorian calendar"
-        return None
 
-    def _not_equal(
-        self,
-        col: int,
-        name: str,
-        lits: tuple[Literal, ...],
-        converted: tuple[Converted, ...],
-    ) -> Decision:
-        """``!=`` and ``NOT IN``: only statistics can rule them out, never a filter."""
-        info = self.f.infos[col]
-        r = self.range(col)
-        if r.count == 0:
-            return cannot(f"statistics: every {name} is null")
-        if info.kind == BOOLEAN and r.true_count is not None and r.count is not None:
-            value = True if r.true_count == r.count else False if r.true_count == 0 else None
-            for conv in converted:
-                if value is not None and isinstance(conv, Values) and conv.values == (value,):
-                    return cannot(f"statistics: every non-null {name} is {value}")
-            return might(f"{name} has values other than the literals")
-        if not r.exact or r.lo is None or r.lo != r.hi:
-            return might(f"{name} != ...: only all-equal statistics could rule it out")
-        for conv in converted:
-            if isinstance(conv, Values) and conv.exact and len(conv.values) == 1:
-                if self._calendar_doubt(info, conv.values):
-                    continue
-                keys = _keys(info, conv.values)
-                if keys == [r.lo]:
-                    lit = ", ".join(map(str, lits))
-                    return cannot(f"statistics: every non-null {name} equals one of {lit}")
-        return might(f"{name} has values other than the literals")
+class _Statistics:
+    """Min/max (or the count of true values): ruled out when every value lies outside."""
 
-    # -- probe ---------------------------------------------------------------------
+    def __init__(self, column: _Column) -> None:
+        self.c = column
 
-    def probe(self, col: int, lit: Literal, conv: Converted) -> tuple[str, str]:
-        if isinstance(conv, Unknown):
-            return "maybe", f"{lit}: {conv.reason}"
-        if isinstance(conv, NoMatch):
-            return "absent", f"{lit}: {conv.reason}"
-        info = self.f.infos[col]
-        doubt = self._calendar_doubt(info, conv.values)
-        if doubt:
-            return "maybe", f"{lit}: {doubt}"
-        bf, reason = self.filter(col, conv.values)
-        if bf is None:
-            return "no filter", reason
-        h = self.f.hashes(col, conv.values, self.f.zone(self.g.stripe))
-        if isinstance(h, str):
-            return "maybe", f"{lit}: {h}"
-        if bf.test_hashes(h).any():
-            return "maybe", f"{lit}: maybe present"
-        return "absent", f"{lit}: absent"
+    def test(self, values: Values, units: np.ndarray) -> Findings:
+        info = self.c.info
+        keys = None
+        status, why = [], []
+        for u in units.tolist():
+            r = self.c.f.range(u, self.c.col)
+            if info.kind == BOOLEAN and r.true_count is not None and r.count is not None:
+                text = f"statistics: {r.true_count} of {r.count} values are true"
+                out = all(r.true_count == (0 if v else r.count) for v in values.values)
+                status.append(Status.EXCLUDED if out else Status.INCONCLUSIVE)
+                why.append(text)
+            elif r.lo is not None or r.hi is not None:
+                keys = _keys(info, values.values) if keys is None else keys
+                if keys and all(r.excludes(k) for k in keys):
+                    status.append(Status.EXCLUDED)
+                    why.append(f"statistics: outside {r.show()}")
+                else:
+                    status.append(Status.INCONCLUSIVE)
+                    why.append("within [min, max]")
+            else:
+                status.append(Status.UNAVAILABLE)
+                why.append(r.note or "no statistics")
+        return Findings(np.array(status, dtype=np.uint8), why)
+
+
+class _Bloom:
+    """The row group's entry of the bloom filter index, hashed as its writer hashed."""
+
+    def __init__(self, column: _Column, *, used: bool) -> None:
+        self.c, self.used = column, used
+
+    def test(self, values: Values, units: np.ndarray) -> Findings:
+        if not self.used:
+            return Findings.same(units.shape[0], Status.UNAVAILABLE, "bloom filter not used")
+        f, col = self.c.f, self.c.col
+        status, why = [], []
+        for u in units.tolist():
+            bf, reason = f.filter(u, col, values.values)
+            h = None if bf is None else f.hashes(col, values.values, f.zone(f.groups[u].stripe))
+            if bf is None or isinstance(h, str):
+                status.append(Status.UNAVAILABLE)
+                why.append(reason or h)
+            elif bf.test_hashes(h).any():
+                status.append(Status.INCONCLUSIVE)
+                why.append("bloom filter: maybe present")
+            else:
+                status.append(Status.EXCLUDED)
+                why.append("bloom filter: absent")
+        return Findings(np.array(status, dtype=np.uint8), why)
 
 
 def _keys(info: OrcColumn, values: tuple) -> list:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import BinaryIO
 
 from bloomskip.errors import CorruptFileError, DecryptionError
@@ -43,13 +44,22 @@ from bloomskip.sbbf.sizing import MAX_BYTES, MIN_BYTES, validate_num_bytes
 HEADER_WINDOW = 256
 
 
+class FilterStatus(StrEnum):
+    """What loading a column chunk's filter found (compares equal to its text)."""
+
+    OK = "ok"
+    ABSENT = "absent"  #: no filter
+    INVALID = "invalid"  #: a filter that fails a check: never used
+    LOCKED = "locked"  #: the column's key was not given
+
+
 @dataclass(frozen=True)
 class LoadedFilter:
     """The outcome of loading one column chunk's filter."""
 
     row_group: int
     column: int
-    status: str  # "ok", "absent" (no filter), "invalid" (unusable) or "locked" (no key)
+    status: FilterStatus
     reason: str
     filter: Sbbf | None = None
     offset: int | None = None
@@ -109,11 +119,11 @@ def load_filter(fh: BinaryIO, footer: Footer, chunk: ColumnChunk) -> LoadedFilte
     """Load and validate the filter of one column chunk; never raises for a bad filter."""
     r, c = chunk.row_group, chunk.column
     if chunk.locked:
-        return LoadedFilter(r, c, "locked", chunk.locked)
+        return LoadedFilter(r, c, FilterStatus.LOCKED, chunk.locked)
     offset, length = chunk.bloom_filter_offset, chunk.bloom_filter_length
     md = chunk.meta  # the raw fields: an offset that is not an integer is no filter either
     if offset is None and (md is None or md.get(14) is None):
-        return LoadedFilter(r, c, "absent", "no bloom filter in this column chunk")
+        return LoadedFilter(r, c, FilterStatus.ABSENT, "no bloom filter in this column chunk")
     label = f"{footer.path}: row group {r} column {footer.leaves[c].name} bloom filter"
     limit = footer.footer_offset  # nothing may overlap the footer
     try:
@@ -128,7 +138,14 @@ def load_filter(fh: BinaryIO, footer: Footer, chunk: ColumnChunk) -> LoadedFilte
         if chunk.crypto is not None:
             bitset, total, header_len = _encrypted_filter(fh, chunk, offset, length, limit, label)
             return LoadedFilter(
-                r, c, "ok", "bloom filter", Sbbf.from_bytes(bitset), offset, total, header_len
+                r,
+                c,
+                FilterStatus.OK,
+                "bloom filter",
+                Sbbf.from_bytes(bitset),
+                offset,
+                total,
+                header_len,
             )
         fh.seek(offset)
         window = length if length is not None else min(HEADER_WINDOW, limit - offset)
@@ -149,9 +166,9 @@ def load_filter(fh: BinaryIO, footer: Footer, chunk: ColumnChunk) -> LoadedFilte
         if len(bitset) != num_bytes:
             raise CorruptFileError(f"{label}: file ends inside the bitset")
     except (CorruptFileError, DecryptionError) as e:
-        return LoadedFilter(r, c, "invalid", str(e), offset=offset, length=length)
+        return LoadedFilter(r, c, FilterStatus.INVALID, str(e), offset=offset, length=length)
     return LoadedFilter(
-        r, c, "ok", "bloom filter", Sbbf.from_bytes(bitset), offset, total, header_len
+        r, c, FilterStatus.OK, "bloom filter", Sbbf.from_bytes(bitset), offset, total, header_len
     )
 
 

@@ -38,6 +38,7 @@ from bloomskip.parquet.crypto import DICTIONARY_PAGE as DICTIONARY_MODULE
 from bloomskip.parquet.crypto import DICTIONARY_PAGE_HEADER, read_framed
 from bloomskip.parquet.footer import ColumnChunk, Footer
 from bloomskip.parquet.thrift import Struct, decode_struct
+from bloomskip.prune.evidence import Unavailable
 
 # Encoding codes (parquet.thrift).
 PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED, RLE_DICTIONARY = 0, 2, 3, 4, 8
@@ -93,15 +94,16 @@ def dictionary_hashes(
     chunk: ColumnChunk,
     physical: PhysicalType,
     type_length: int | None,
-) -> np.ndarray | str:
-    """Sorted unique xxHash64 of the chunk's dictionary entries, or why not available."""
+) -> np.ndarray | Unavailable:
+    """Sorted unique xxHash64 of the chunk's dictionary entries, or why they are not
+    available (a dictionary that is there but cannot be read says so)."""
     label = f"{footer.path}: row group {chunk.row_group} column {footer.leaves[chunk.column].name}"
     try:
         plain = _read_dictionary(fh, footer, chunk, physical, type_length, label)
     except (CorruptFileError, DecryptionError) as e:
-        return str(e)
+        return Unavailable(f"dictionary unreadable: {e}")
     if isinstance(plain, str):
-        return plain
+        return Unavailable(f"dictionary unreadable: {plain}")
     return np.unique(hash_plain(plain))
 
 

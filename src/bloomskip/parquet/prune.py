@@ -1,26 +1,27 @@
 """Which row groups of a Parquet file may hold rows matching a predicate, and why.
 
 :func:`prune` binds a predicate (SQL text or an :mod:`bloomskip.expr` tree) to the
-file's schema, then decides each row group with the cheapest evidence first, as
-parquet-java's ``RowGroupFilter`` does:
+file's schema and lets the pruning engine (:mod:`bloomskip.prune.engine`) decide every
+row group at once from this module's evidence, cheapest first, as parquet-java's
+``RowGroupFilter`` does:
 
 1. **statistics** - min/max and null counts (:mod:`.stats`);
 2. **dictionary** - when every data page of the chunk is dictionary-encoded, the
    dictionary page lists every value (:mod:`.dictionary`);
 3. **bloom filter** - the chunk's SBBF (:mod:`.bloom`).
 
-Each value of ``=`` / ``IN`` goes through the stages until one rules it out; a row group
-is skipped only when every alternative of the predicate is ruled out. Everything in
-doubt answers "may match" with its reason: a literal bloomskip cannot convert exactly,
-``NaN``, a missing, invalid or untrusted filter (BOOLEAN), a dictionary in a codec we
-do not decode, a repeated column, ``!=`` and ``NOT IN`` (statistics only, never bloom).
+The values of ``=`` / ``IN`` go through the stages until one rules them all out; a row
+group is skipped only when every alternative of the predicate is ruled out. Everything
+in doubt answers "may match" with its reason: a literal bloomskip cannot convert exactly,
+``NaN``, a missing, invalid or untrusted filter (BOOLEAN), a dictionary in a codec we do
+not decode, a repeated column, ``!=`` and ``NOT IN`` (statistics only, never bloom).
 
 :func:`probe` asks only the bloom filters: ``absent`` / ``maybe`` / ``no filter`` per
 row group for a column and values, as DuckDB's ``parquet_bloom_probe`` does.
 
 Encrypted files take ``decryption=`` (:class:`~bloomskip.parquet.crypto.Decryption`).
-A column whose key is missing is "may match" with that reason - its statistics,
-dictionary and filter are never read; the other columns prune as usual.
+A column whose key is missing may match, with that reason - its statistics, dictionary
+and filter are never read; the other columns prune as usual.
 """
 
 from __future__ import annotations
@@ -31,32 +32,23 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from bloomskip.expr.bind import (
-    BoundEqualTo,
-    BoundIn,
-    BoundIsNull,
-    BoundNotEqualTo,
-    BoundNotIn,
-    BoundNotNull,
-    BoundPredicate,
-    Column,
-    bind,
-    resolve,
-)
-from bloomskip.expr.evaluate import Decision, any_literal, cannot, evaluate, might
-from bloomskip.expr.expressions import Expression, Literal, literal
-from bloomskip.expr.literals import Converted, NoMatch, Unknown, Values, convert, to_arrow
+from bloomskip.errors import InvalidParameterError
+from bloomskip.expr.bind import Column, bind, resolve
+from bloomskip.expr.expressions import BoundReference, Expression, In, LiteralPredicate, literal
+from bloomskip.expr.literals import Values, convert, to_arrow
 from bloomskip.hashing import hash_values
-from bloomskip.parquet.bloom import LoadedFilter, load_filter
+from bloomskip.parquet.bloom import FilterStatus, LoadedFilter, load_filter
 from bloomskip.parquet.crypto import Decryption
 from bloomskip.parquet.dictionary import dictionary_hashes, fully_dictionary_encoded
-from bloomskip.parquet.footer import Footer, RowGroup, read_footer
+from bloomskip.parquet.footer import Footer, read_footer
 from bloomskip.parquet.schema import BYTES, FLOAT, ColumnType, column_type
 from bloomskip.parquet.stats import ChunkStats, chunk_stats, literal_key
-from bloomskip.prune_result import ProbeResult, ProbeUnit, PruneResult, Unit
+from bloomskip.prune.engine import Pruner, overall
+from bloomskip.prune.engine import probe as probe_units
+from bloomskip.prune.evidence import ColumnEvidence, Findings, Proof, Status, Unavailable
+from bloomskip.prune.result import ProbeResult, ProbeUnit, PruneResult, Unit
 
 STAGES = ("statistics", "dictionary", "bloom")
-_UNREADABLE = "dictionary unreadable: "
 
 
 def schema_of(footer: Footer) -> tuple[dict[str, Column], list[ColumnType]]:
@@ -88,21 +80,23 @@ def prune(
         footer = footer or read_footer(fh, name=name, decryption=decryption)
         schema, types = schema_of(footer)
         bound = bind(predicate, schema)
-        files = _FileContext(fh, footer, types, frozenset(stages))
+        file = _File(fh, footer, types, frozenset(stages))
+        groups = footer.row_groups
+        rows = np.array([rg.num_rows for rg in groups], dtype=np.int64)
+        verdict = Pruner(len(groups), file.evidence).decide(bound, rows > 0)
         result = PruneResult(name, str(predicate))
-        for rg in footer.row_groups:
-            ctx = _RowGroupContext(files, rg)
-            if rg.num_rows == 0:
-                decision = cannot("the row group has no rows")
-            else:
-                decision = evaluate(bound, ctx.leaf)
+        for i, rg in enumerate(groups):
+            why = verdict.why[i] if verdict.why else None  # type: ignore[index]
             result.units.append(
-                Unit(rg.index, rg.first_row, rg.num_rows, decision.may_match, decision.reason)
+                Unit(
+                    rg.index,
+                    rg.first_row,
+                    rg.num_rows,
+                    bool(verdict.may[i]),
+                    why or "the row group has no rows",
+                )
             )
     return result
-
-
-# ---------------------------------------------------------------------------- probe
 
 
 def probe(
@@ -116,241 +110,255 @@ def probe(
     :class:`~bloomskip.expr.Literal`), converted to the column's type first.
     ``decryption`` gives the keys of an encrypted file."""
     name = os.fspath(path)
-    lits = [literal(v) for v in values]
+    lits = tuple(literal(v) for v in values)
     with open(name, "rb") as fh:
         footer = read_footer(fh, name=name, decryption=decryption)
         schema, types = schema_of(footer)
         ref = resolve(column, schema)
-        ctype = types[ref.key]
-        converted = [convert(lit, ctype.arrow_type) for lit in lits]
-        files = _FileContext(fh, footer, types, frozenset({"bloom"}))
+        leaf = In(ref, lits, tuple(convert(lit, ref.type) for lit in lits))
+        file = _File(fh, footer, types, frozenset({"bloom"}))
+        units = np.arange(len(footer.row_groups))
+        answers = probe_units(file.evidence(ref), leaf, units)
         result = ProbeResult(name, ref.name, [str(lit) for lit in lits])
-        for rg in footer.row_groups:
-            ctx = _RowGroupContext(files, rg)
-            per_value, reasons = [], []
-            for lit, conv in zip(lits, converted, strict=True):
-                status, reason = ctx.probe(ref.key, lit, conv)
-                per_value.append(status)
-                reasons.append(reason)
-            overall = (
-                "absent"
-                if all(s == "absent" for s in per_value)
-                else ("maybe" if "maybe" in per_value else "no filter")
-            )
+        for rg, answer in zip(footer.row_groups, answers, strict=True):
+            statuses = tuple(s for s, _ in answer)
+            reason = "; ".join(dict.fromkeys(r for _, r in answer))
             result.units.append(
-                ProbeUnit(
-                    rg.index,
-                    rg.first_row,
-                    rg.num_rows,
-                    overall,
-                    tuple(per_value),
-                    "; ".join(dict.fromkeys(reasons)),
-                )
+                ProbeUnit(rg.index, rg.first_row, rg.num_rows, overall(statuses), statuses, reason)
             )
     return result
 
 
-# ------------------------------------------------------------------- evaluation
+# ------------------------------------------------------------------------- evidence
 
 
-class _FileContext:
-    """Per-file state: the open file, column types, cached literal hashes."""
+class _File:
+    """Per-file state: the open file, column types, the stages in use, and what was read
+    (statistics, dictionaries and filters are read at most once, when first asked)."""
 
     def __init__(
         self, fh: BinaryIO, footer: Footer, types: list[ColumnType], stages: frozenset[str]
     ) -> None:
         unknown = stages - set(STAGES)
         if unknown:
-            from bloomskip.errors import InvalidParameterError
-
             raise InvalidParameterError(f"unknown stages {sorted(unknown)}; use {STAGES}")
         self.fh, self.footer, self.types, self.stages = fh, footer, types, stages
         self._hashes: dict[tuple[int, tuple[Any, ...]], np.ndarray] = {}
+        self._stats: dict[tuple[int, int], ChunkStats] = {}
+        self._dicts: dict[tuple[int, int], np.ndarray | Unavailable] = {}
+        self._blooms: dict[tuple[int, int], LoadedFilter] = {}
 
-    def hashes(self, column: int, values: tuple[Any, ...]) -> np.ndarray:
+    def evidence(self, ref: BoundReference) -> ColumnEvidence:
+        return _Column(self, ref.key, ref.name)
+
+    def hashes(self, col: int, values: tuple[Any, ...]) -> np.ndarray:
         """xxHash64 of the candidate values, encoded as the column stores them."""
-        key = (column, values)
+        key = (col, values)
         h = self._hashes.get(key)
         if h is None:
-            t = self.types[column]
-            h = hash_values(to_arrow(values, t.arrow_type), physical=t.spec)
-            self._hashes[key] = h
+            t = self.types[col]
+            h = self._hashes[key] = hash_values(to_arrow(values, t.arrow_type), physical=t.spec)
         return h
 
-
-class _RowGroupContext:
-    """Evaluates leaf predicates for one row group; reads metadata at most once."""
-
-    def __init__(self, files: _FileContext, rg: RowGroup) -> None:
-        self.f = files
-        self.rg = rg
-        self._stats: dict[int, ChunkStats] = {}
-        self._dict: dict[int, np.ndarray | str] = {}
-        self._bloom: dict[int, LoadedFilter] = {}
-
-    # -- evidence, loaded lazily -------------------------------------------------
-
-    def stats(self, col: int) -> ChunkStats:
-        if col not in self._stats:
-            if "statistics" in self.f.stages:
-                chunk = self.rg.columns[col]
-                self._stats[col] = chunk_stats(self.f.footer, chunk, self.f.types[col])
+    def stats(self, rg: int, col: int) -> ChunkStats:
+        found = self._stats.get((rg, col))
+        if found is None:
+            if "statistics" in self.stages:
+                chunk = self.footer.row_groups[rg].columns[col]
+                found = chunk_stats(self.footer, chunk, self.types[col])
             else:
-                self._stats[col] = ChunkStats(note="statistics not used")
-        return self._stats[col]
+                found = ChunkStats(note="statistics not used")
+            self._stats[(rg, col)] = found
+        return found
 
-    def dictionary(self, col: int) -> np.ndarray | str:
-        if col not in self._dict:
-            t = self.f.types[col]
-            chunk = self.rg.columns[col]
-            if "dictionary" not in self.f.stages:
-                self._dict[col] = "dictionary not used"
-            elif not t.bloom_ok:
-                self._dict[col] = t.why_not
+    def dictionary(self, rg: int, col: int) -> np.ndarray | Unavailable:
+        """The hashes of a chunk's dictionary, when it lists every value of the chunk."""
+        found = self._dicts.get((rg, col))
+        if found is None:
+            t, chunk = self.types[col], self.footer.row_groups[rg].columns[col]
+            full, why = fully_dictionary_encoded(chunk)
+            if not full:
+                found = Unavailable(why)
             else:
-                full, why = fully_dictionary_encoded(chunk)
-                if full:
-                    found = dictionary_hashes(
-                        self.f.fh,
-                        self.f.footer,
-                        chunk,
-                        t.physical_type,
-                        t.spec.type_length,  # type: ignore[union-attr,arg-type]
-                    )
-                    # A complete dictionary we could not read: say so in the reason.
-                    self._dict[col] = (
-                        found if not isinstance(found, str) else f"{_UNREADABLE}{found}"
-                    )
-                else:
-                    self._dict[col] = why
-        return self._dict[col]
+                length = t.spec.type_length  # type: ignore[union-attr]
+                found = dictionary_hashes(self.fh, self.footer, chunk, t.physical_type, length)
+            self._dicts[(rg, col)] = found
+        return found
 
-    def bloom(self, col: int) -> LoadedFilter:
-        if col not in self._bloom:
-            chunk = self.rg.columns[col]
-            self._bloom[col] = load_filter(self.f.fh, self.f.footer, chunk)
-        return self._bloom[col]
+    def bloom(self, rg: int, col: int) -> LoadedFilter:
+        found = self._blooms.get((rg, col))
+        if found is None:
+            chunk = self.footer.row_groups[rg].columns[col]
+            found = self._blooms[(rg, col)] = load_filter(self.fh, self.footer, chunk)
+        return found
 
-    # -- leaves --------------------------------------------------------------------
 
-    def leaf(self, p: BoundPredicate) -> Decision:
-        col = p.term.key
-        t = self.f.types[col]
-        name = p.term.name
+class _Column(ColumnEvidence):
+    """One column of a Parquet file over its row groups."""
+
+    def __init__(self, file: _File, col: int, name: str) -> None:
+        super().__init__(name)
+        self.file, self.col, self.t = file, col, file.types[col]
+        chunks = [rg.columns[col] for rg in file.footer.row_groups]
+        self.locked = [c.locked for c in chunks]
+        stages = file.stages
+        self.stages = [
+            _Statistics(self),
+            *([_Dictionary(self)] if "dictionary" in stages else []),
+            _Bloom(self, used="bloom" in stages),
+        ]
+        self.probe_stages = [_Bloom(self, used=True)]
+
+    def blocked(self, units: np.ndarray) -> Proof:
+        if self.t.repeated:
+            why = f"{self.name} is inside a list or map; not used for pruning"
+            return Proof(np.ones(units.shape[0], np.bool_), why)
+        locked = [self.locked[u] for u in units.tolist()]
+        why = [
+            f"{lk}; its statistics, dictionary and bloom filter are unavailable" if lk else ""
+            for lk in locked
+        ]
+        return Proof(np.array([bool(lk) for lk in locked], dtype=np.bool_), why)
+
+    def no_nulls(self, units: np.ndarray) -> Proof:
+        name, t = self.name, self.t
         if t.repeated:
-            return might(f"{name} is inside a list or map; not used for pruning")
-        locked = self.rg.columns[col].locked
-        if locked:
-            if isinstance(p, BoundIsNull) and t.required:
-                return cannot(f"{name} is REQUIRED, never null")
-            return might(f"{locked}; its statistics, dictionary and bloom filter are unavailable")
-        st = self.stats(col)
-        if isinstance(p, BoundIsNull):
-            if t.required:
-                return cannot(f"{name} is REQUIRED, never null")
-            if st.null_count == 0:
-                return cannot(f"statistics: {name} has no nulls")
-            return might(f"{name} may be null")
-        if isinstance(p, BoundNotNull):
-            if st.all_null:
-                return cannot(f"statistics: every {name} is null")
-            return might(f"{name} may be non-null")
-        if isinstance(p, BoundEqualTo):
-            return self._any_value(col, name, (p.literal,), (p.converted,))
-        if isinstance(p, BoundIn):
-            return self._any_value(col, name, p.literals, p.converted)
-        if isinstance(p, BoundNotEqualTo | BoundNotIn):
-            lits = (p.literal,) if isinstance(p, BoundNotEqualTo) else p.literals
-            conv = (p.converted,) if isinstance(p, BoundNotEqualTo) else p.converted
-            return self._not_equal(col, name, lits, conv, t, st)
-        return might(f"{p}: not used for pruning")
+            return Proof.none(units.shape[0], f"{name} is inside a list or map")
+        if t.required:
+            return Proof(np.ones(units.shape[0], np.bool_), f"{name} is REQUIRED, never null")
+        proven, why = [], []
+        for u in units.tolist():
+            if self.locked[u]:
+                proven.append(False)
+                why.append(f"{self.locked[u]}; its statistics are unavailable")
+            elif self.file.stats(u, self.col).null_count == 0:
+                proven.append(True)
+                why.append(f"statistics: {name} has no nulls")
+            else:
+                proven.append(False)
+                why.append(f"{name} may be null")
+        return Proof(np.array(proven, dtype=np.bool_), why)
 
-    def _any_value(
-        self, col: int, name: str, lits: tuple[Literal, ...], converted: tuple[Converted, ...]
-    ) -> Decision:
-        return any_literal(name, lits, converted, lambda conv: self._excluded(col, conv))
+    def only_nulls(self, units: np.ndarray) -> Proof:
+        proven = np.array(
+            [self.file.stats(u, self.col).all_null for u in units.tolist()], dtype=np.bool_
+        )
+        return Proof(proven, [f"statistics: every {self.name} is null" if p else
+                              f"{self.name} may be non-null" for p in proven])  # fmt: skip
 
-    def _excluded(self, col: int, conv: Values) -> tuple[bool, str]:
-        """Whether the stages rule out every candidate bit pattern of one literal."""
-        t = self.f.types[col]
-        st = self.stats(col)
-        if st.all_null:
-            return True, "statistics: every value is null"
-        if st.min is not None or st.max is not None:
+    def all_equal(self, p: LiteralPredicate, units: np.ndarray) -> Proof:
+        """Only statistics can rule ``!=`` out: min = max = a literal. Strings may have
+        truncated bounds, floats may hide NaN (never in min/max, and NaN != x is true):
+        neither can prove every value equal. Only a literal every engine reads as
+        exactly these values proves a value equal to it (``TIMESTAMP '…00.0000001'``
+        may be 0 µs or not)."""
+        t = self.t
+        exact = [c for c in p.conversions if isinstance(c, Values) and c.exact]
+        keys: set = set()
+        for conv in exact:
             try:
-                keys = [literal_key(v, t) for v in conv.values]
+                keys |= {literal_key(v, t) for v in conv.values}
             except (ValueError, TypeError):
-                keys = []
-            if keys and all(st.excludes(k) for k in keys):
-                return True, f"statistics: outside [{_show(st.min)}, {_show(st.max)}]"
-        why = "within [min, max]" if st.min is not None else st.note or "no statistics"
-        if not t.bloom_ok:
-            return False, f"{why}; {t.why_not}"
-        d = self.dictionary(col)
-        if isinstance(d, str) and d.startswith(_UNREADABLE):
-            why = f"{why}; {d}"
-        if not isinstance(d, str):
-            h = self.f.hashes(col, conv.values)
-            if not np.isin(h, d).any():
-                return True, f"dictionary: not among its {d.size} values"
-            return False, "in the dictionary"
-        if "bloom" not in self.f.stages:
-            return False, f"{why}; bloom filter not used"
-        loaded = self.bloom(col)
-        if loaded.filter is None:
-            invalid = "bloom filter invalid: " if loaded.status == "invalid" else ""
-            return False, f"{why}; {invalid}{loaded.reason}"
-        h = self.f.hashes(col, conv.values)
-        if not loaded.filter.check_hashes(h).any():
-            return True, "bloom filter: absent"
-        return False, "bloom filter: maybe present"
+                continue
+        lits = ", ".join(map(str, p.literals))
+        proven, why = [], []
+        for u in units.tolist():
+            st = self.file.stats(u, self.col)
+            if t.order in (None, BYTES, FLOAT) or st.min is None or st.min != st.max:
+                proven.append(False)
+                why.append(f"{self.name} != ...: only all-equal statistics could rule it out")
+            elif st.min in keys:
+                proven.append(True)
+                why.append(f"statistics: every non-null {self.name} equals one of {lits}")
+            else:
+                proven.append(False)
+                why.append(f"{self.name} has values other than the literals")
+        return Proof(np.array(proven, dtype=np.bool_), why)
 
-    def _not_equal(
-        self,
-        col: int,
-        name: str,
-        lits: tuple[Literal, ...],
-        converted: tuple[Converted, ...],
-        t: ColumnType,
-        st: ChunkStats,
-    ) -> Decision:
-        """``!=`` and ``NOT IN``: only statistics can rule them out, never a filter."""
-        if st.all_null:
-            return cannot(f"statistics: every {name} is null")
-        # Strings may have truncated bounds; floats may hide NaN (never in min/max, and
-        # NaN != x is true): neither can prove every value equal.
-        if t.order in (None, BYTES, FLOAT) or st.min is None or st.min != st.max:
-            return might(f"{name} != ...: only all-equal statistics could rule it out")
-        for conv in converted:
-            # Only a literal every engine reads as exactly these values proves a value
-            # equal to it (TIMESTAMP '…00.0000001' may be 0 µs or not: `!=` may be true).
-            if isinstance(conv, Values) and conv.exact:
-                try:
-                    keys = {literal_key(v, t) for v in conv.values}
-                except (ValueError, TypeError):
-                    continue
-                if st.min in keys:
-                    lit = ", ".join(map(str, lits))
-                    return cannot(f"statistics: every non-null {name} equals one of {lit}")
-        return might(f"{name} has values other than the literals")
 
-    # -- probe ---------------------------------------------------------------------
+class _Statistics:
+    """Min/max: the values are ruled out when every one lies outside the bounds."""
 
-    def probe(self, col: int, lit: Literal, conv: Converted) -> tuple[str, str]:
-        t = self.f.types[col]
-        if isinstance(conv, Unknown):
-            return "maybe", f"{lit}: {conv.reason}"
-        if isinstance(conv, NoMatch):
-            return "absent", f"{lit}: {conv.reason}"
-        if not t.bloom_ok:
-            return "no filter", t.why_not
-        loaded = self.bloom(col)
-        if loaded.filter is None:
-            return "no filter", loaded.reason
-        h = self.f.hashes(col, conv.values)
-        if loaded.filter.check_hashes(h).any():
-            return "maybe", f"{lit}: maybe present"
-        return "absent", f"{lit}: absent"
+    def __init__(self, column: _Column) -> None:
+        self.c = column
+
+    def test(self, values: Values, units: np.ndarray) -> Findings:
+        t = self.c.t
+        try:
+            keys = [literal_key(v, t) for v in values.values]
+        except (ValueError, TypeError):
+            keys = []
+        status, why = [], []
+        for u in units.tolist():
+            st = self.c.file.stats(u, self.c.col)
+            if st.min is None and st.max is None:
+                status.append(Status.UNAVAILABLE)
+                why.append(st.note or "no statistics")
+            elif keys and all(st.excludes(k) for k in keys):
+                status.append(Status.EXCLUDED)
+                why.append(f"statistics: outside [{_show(st.min)}, {_show(st.max)}]")
+            else:
+                status.append(Status.INCONCLUSIVE)
+                why.append("within [min, max]")
+        return Findings(np.array(status, dtype=np.uint8), why)
+
+
+class _Dictionary:
+    """A chunk whose data pages are all dictionary-encoded holds only dictionary values."""
+
+    def __init__(self, column: _Column) -> None:
+        self.c = column
+
+    def test(self, values: Values, units: np.ndarray) -> Findings:
+        if not self.c.t.bloom_ok:
+            return Findings.same(units.shape[0], Status.UNAVAILABLE, self.c.t.why_not)
+        status, why = [], []
+        h = None
+        for u in units.tolist():
+            d = self.c.file.dictionary(u, self.c.col)
+            if isinstance(d, Unavailable):  # said only when a dictionary was unreadable
+                status.append(Status.UNAVAILABLE)
+                why.append(d.reason if d.reason.startswith("dictionary unreadable") else "")
+                continue
+            h = self.c.file.hashes(self.c.col, values.values) if h is None else h
+            if np.isin(h, d).any():
+                status.append(Status.INCLUDED)
+                why.append("in the dictionary")
+            else:
+                status.append(Status.EXCLUDED)
+                why.append(f"dictionary: not among its {d.size} values")
+        return Findings(np.array(status, dtype=np.uint8), why)
+
+
+class _Bloom:
+    """The chunk's bloom filter: the values are ruled out when none may be in it."""
+
+    def __init__(self, column: _Column, *, used: bool) -> None:
+        self.c, self.used = column, used
+
+    def test(self, values: Values, units: np.ndarray) -> Findings:
+        n = units.shape[0]
+        if not self.used:
+            return Findings.same(n, Status.UNAVAILABLE, "bloom filter not used")
+        if not self.c.t.bloom_ok:
+            return Findings.same(n, Status.UNAVAILABLE, self.c.t.why_not)
+        status, why = [], []
+        h = None
+        for u in units.tolist():
+            loaded = self.c.file.bloom(u, self.c.col)
+            if loaded.filter is None:
+                invalid = loaded.status is FilterStatus.INVALID
+                status.append(Status.UNAVAILABLE)
+                why.append(f"bloom filter invalid: {loaded.reason}" if invalid else loaded.reason)
+                continue
+            h = self.c.file.hashes(self.c.col, values.values) if h is None else h
+            if loaded.filter.check_hashes(h).any():
+                status.append(Status.INCONCLUSIVE)
+                why.append("bloom filter: maybe present")
+            else:
+                status.append(Status.EXCLUDED)
+                why.append("bloom filter: absent")
+        return Findings(np.array(status, dtype=np.uint8), why)
 
 
 def _show(bound: Any) -> str:

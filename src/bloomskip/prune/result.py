@@ -2,7 +2,8 @@
 
 :class:`PruneResult` (from ``prune``) and :class:`ProbeResult` (from ``probe``) are shared by
 :mod:`bloomskip.parquet.prune` and :mod:`bloomskip.orc.prune`, so both formats print the
-same ``--json``. Units are in file order and tile every row: ``first_row`` and
+same ``--json``; a probe status is a :class:`~bloomskip.prune.evidence.ProbeStatus`.
+Units are in file order and tile every row: ``first_row`` and
 ``num_rows`` of a Parquet row group, or of an ORC row group (stride rows, stripe by
 stripe; ``row_group`` then counts them over the whole file).
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from bloomskip.prune.evidence import ProbeStatus
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,8 @@ class ProbeUnit:
     row_group: int
     first_row: int
     num_rows: int
-    result: str  # "absent", "maybe" or "no filter"
-    values: tuple[str, ...]  # per value: "absent", "maybe" or "no filter"
+    result: ProbeStatus
+    values: tuple[ProbeStatus, ...]  # per value
     reason: str
 
     def to_json(self) -> dict[str, Any]:

@@ -1,0 +1,196 @@
+"""What a zone index knows about its files and zones, as evidence for the pruning engine.
+
+The engine (:mod:`bloomskip.prune.engine`) decides a zone index twice per query, with the
+same rules as Parquet and ORC row groups:
+
+* over the **files** (:class:`FileEvidence`): each file's file-level filter, so a query
+  can report which files a file filter ruled out;
+* over the **zones** (:class:`ZoneEvidence`): ``has_null`` and ``ndv`` of each zone for
+  ``IS [NOT] NULL``; for ``=`` / ``IN`` the file filter of the zone's file first, then
+  the zone's own filter, each probed in one kernel call for every zone still in doubt.
+
+A zone a column does not cover (the column could not be indexed for its file) is
+*blocked*: it may match. Literals are hashed as the index hashed its values
+(:class:`ColumnIndex`: Parquet PLAIN or Arrow bytes, xxHash64); literals that cannot be,
+and IN lists so long that a zone holding none of the values would still be kept with a
+probability above ``max_in_fpp``, leave the index unused for that leaf (may match, with a
+note).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from bloomskip.errors import BloomskipError
+from bloomskip.expr.expressions import LiteralPredicate
+from bloomskip.expr.literals import Values, to_arrow
+from bloomskip.hashing import hash_values
+from bloomskip.index.layout import ColumnIndex
+from bloomskip.index.zonedata import ColumnData
+from bloomskip.prune.evidence import ColumnEvidence, Findings, Proof, Status, Unavailable
+
+
+@dataclass
+class Universe:
+    """The units of one query: the files (fragment ids, sorted) and every zone any
+    referenced column holds for them (keys sorted), with each zone's file."""
+
+    fids: np.ndarray  # uint64, sorted
+    keys: np.ndarray  # uint64 zone keys, sorted
+    zfile: np.ndarray  # int64: position in fids of each zone's file
+    max_in_fpp: float
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+class _Column:
+    """One column's data placed in the universe, and its literals hashed once."""
+
+    def __init__(self, spec: ColumnIndex, data: ColumnData, universe: Universe) -> None:
+        self.spec, self.data, self.u = spec, data, universe
+        self.zrow = rows_of(data.key, universe.keys)  # row of each zone in data, -1: none
+        self.frow = rows_of(data.file_fragment, universe.fids)
+        self._hashes: dict[tuple, np.ndarray | Unavailable] = {}
+        self._files: dict[tuple, np.ndarray] = {}
+
+    def hashes(self, values: Values) -> np.ndarray | Unavailable:
+        """The literals' hashes as the index hashed its values, or why not to use them."""
+        found = self._hashes.get(values.values)
+        if found is None:
+            found = self._hashes[values.values] = self._hash(values)
+        return found
+
+    def _hash(self, values: Values) -> np.ndarray | Unavailable:
+        col, name = self.spec, self.spec.name
+        try:
+            h = hash_values(
+                to_arrow(values.values, col.arrow_type),
+                physical=col.physical,
+                encoding=col.encoding,
+            )
+        except (BloomskipError, pa.ArrowException, ValueError, OverflowError) as e:
+            why = f"{name}: literals cannot be hashed as the index does ({e}); may match"
+            self.u.note(why)
+            return Unavailable(why)
+        h = np.unique(h)
+        k = int(h.shape[0])
+        compounded = -np.expm1(k * np.log1p(-col.fpp))
+        if k > 1 and compounded > self.u.max_in_fpp:
+            why = (
+                f"{name} IN ({k} values): index not used - a zone holding none of them is "
+                f"still kept with probability 1-(1-{col.fpp:g})^{k} = {compounded:.2f} > "
+                f"max_in_fpp {self.u.max_in_fpp:g}"
+            )
+            self.u.note(why)
+            return Unavailable(why)
+        return h
+
+    def file_may(self, values: Values, files: np.ndarray) -> np.ndarray | Unavailable:
+        """Per file (positions in the universe): may its file filter hold a value?"""
+        h = self.hashes(values)
+        if isinstance(h, Unavailable):
+            return h
+        out = np.ones(files.shape[0], np.bool_)
+        rows = self.frow[files]
+        has = rows >= 0  # files without a file filter: may
+        if has.any():
+            out[has] = self.data.files.probe(rows[has], h)
+        return out
+
+
+def rows_of(sorted_keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """For each wanted key, its position in ``sorted_keys`` or -1."""
+    if sorted_keys.shape[0] == 0:
+        return np.full(wanted.shape[0], -1, dtype=np.int64)
+    pos = np.searchsorted(sorted_keys, wanted)
+    pos = np.minimum(pos, sorted_keys.shape[0] - 1)
+    return np.where(sorted_keys[pos] == wanted, pos, -1).astype(np.int64)
+
+
+class FileEvidence(ColumnEvidence):
+    """A column over the files of the universe: only file filters say anything."""
+
+    def __init__(self, column: _Column) -> None:
+        super().__init__(column.spec.name)
+        self.c = column
+        self.stages = [self]
+
+    def test(self, values: Values, units: np.ndarray) -> Findings:
+        may = self.c.file_may(values, units)
+        if isinstance(may, Unavailable):
+            return Findings.same(units.shape[0], Status.UNAVAILABLE, may.reason)
+        status = np.where(may, Status.INCONCLUSIVE, Status.EXCLUDED).astype(np.uint8)
+        return Findings(status, "file filter")
+
+
+class ZoneEvidence(ColumnEvidence):
+    """A column over the zones of the universe: file filter, then zone filter."""
+
+    def __init__(self, column: _Column) -> None:
+        super().__init__(column.spec.name)
+        self.c = column
+        self.stages = [_FileFilter(column), _ZoneFilter(column)]
+
+    def blocked(self, units: np.ndarray) -> Proof:
+        return Proof(self.c.zrow[units] < 0, f"{self.name} is not indexed for this file")
+
+    def no_nulls(self, units: np.ndarray) -> Proof:
+        rows = self.c.zrow[units]
+        ok = rows >= 0
+        proven = np.zeros(units.shape[0], np.bool_)
+        proven[ok] = ~self.c.data.has_null[rows[ok]]
+        return Proof(proven, "has_null")
+
+    def all_equal(self, p: LiteralPredicate, units: np.ndarray) -> Proof:
+        self.c.u.note(f"{p}: not answered by the index (only =, IN and IS [NOT] NULL are)")
+        return Proof.none(units.shape[0], "")
+
+    def only_nulls(self, units: np.ndarray) -> Proof:
+        rows = self.c.zrow[units]
+        ok = rows >= 0
+        proven = np.zeros(units.shape[0], np.bool_)
+        proven[ok] = self.c.data.ndv[rows[ok]] == 0
+        return Proof(proven, "ndv")
+
+
+class _FileFilter:
+    def __init__(self, column: _Column) -> None:
+        self.c = column
+
+    def test(self, values: Values, units: np.ndarray) -> Findings:
+        files, at = np.unique(self.c.u.zfile[units], return_inverse=True)
+        may = self.c.file_may(values, files)
+        if isinstance(may, Unavailable):
+            return Findings.same(units.shape[0], Status.UNAVAILABLE, may.reason)
+        status = np.where(may[at], Status.INCONCLUSIVE, Status.EXCLUDED).astype(np.uint8)
+        return Findings(status, "file filter")
+
+
+class _ZoneFilter:
+    def __init__(self, column: _Column) -> None:
+        self.c = column
+
+    def test(self, values: Values, units: np.ndarray) -> Findings:
+        h = self.c.hashes(values)
+        if isinstance(h, Unavailable):
+            return Findings.same(units.shape[0], Status.UNAVAILABLE, h.reason)
+        may = self.c.data.zones.probe(self.c.zrow[units], h)  # units are never blocked
+        status = np.where(may, Status.INCONCLUSIVE, Status.EXCLUDED).astype(np.uint8)
+        return Findings(status, "zone filter")
+
+
+def column_evidence(
+    spec: ColumnIndex, data: ColumnData, universe: Universe
+) -> tuple[FileEvidence, ZoneEvidence]:
+    """A column's evidence over the universe's files and over its zones."""
+    column = _Column(spec, data, universe)
+    return FileEvidence(column), ZoneEvidence(column)
+
+
+__all__ = ["FileEvidence", "Universe", "ZoneEvidence", "column_evidence", "rows_of"]

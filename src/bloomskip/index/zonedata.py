@@ -1,0 +1,171 @@
+"""One column's zones in memory: filters back to back, addresses sorted, for the engine.
+
+A zone table (Lance's ``fragment_id, zone_start, zone_length, has_null,
+bloom_filter_data``, plus bloomskip's ``ndv``) and a file table become one
+:class:`ColumnData`: numpy arrays sorted by zone key (``fragment_id << 40 |
+zone_start``), and every bitset in one aligned ``uint32`` buffer (:class:`Filters`) so the
+kernels of :mod:`.kernels` probe them all in one call. Every byte of a table is untrusted:
+an entry that is not whole 32-byte blocks becomes an unusable filter (always "may"), a
+zone written twice keeps its first copy, and addresses out of range raise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from bloomskip.errors import BloomskipError
+from bloomskip.index import store
+from bloomskip.index.kernels import probe_any
+from bloomskip.index.layout import ColumnIndex
+
+KEY_SHIFT = np.uint64(40)  # zone key = fragment_id << 40 | zone_start
+
+
+@dataclass
+class Filters:
+    """Filters back to back: ``words[offsets[i] : offsets[i] + sizes[i]]`` (in words);
+    size 0 marks an unusable filter (always "may")."""
+
+    words: np.ndarray
+    offsets: np.ndarray
+    sizes: np.ndarray
+
+    @staticmethod
+    def of(column: pa.ChunkedArray) -> Filters:
+        """All bitsets of a binary column in one aligned buffer. Entries that are not
+        whole 32-byte blocks get size 0; the rest are copied past them, so one bad
+        entry never shifts another."""
+        datas, starts, lengths = [], [], []
+        base = 0
+        for ch in column.chunks:
+            if len(ch) == 0:
+                continue
+            if not (pa.types.is_binary(ch.type) or pa.types.is_large_binary(ch.type)):
+                raise BloomskipError(f"bloom_filter_data is {ch.type}, not binary")
+            width = np.int64 if pa.types.is_large_binary(ch.type) else np.int32
+            o = np.frombuffer(ch.buffers()[1], dtype=width)[ch.offset : ch.offset + len(ch) + 1]
+            o = o.astype(np.int64)
+            datas.append(np.frombuffer(ch.buffers()[2], dtype=np.uint8)[o[0] : o[-1]])
+            starts.append(o[:-1] - o[0] + base)
+            lengths.append(np.diff(o))
+            base += int(o[-1] - o[0])
+        if not datas:
+            z = np.zeros(0, np.int64)
+            return Filters(np.zeros(0, np.uint32), z, z)
+        raw = np.concatenate(datas) if len(datas) > 1 else datas[0]
+        start, n = np.concatenate(starts), np.concatenate(lengths)
+        ok = (n > 0) & (n % 32 == 0)
+        if ok.all() and not (start % 4).any():
+            return Filters(raw.copy().view(np.uint32), start // 4, n // 4)
+        sizes = np.where(ok, n, 0)
+        dest = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        out = np.zeros(int(sizes.sum()), dtype=np.uint8)
+        for i in np.flatnonzero(ok):  # rare: a malformed table
+            out[dest[i] : dest[i] + sizes[i]] = raw[start[i] : start[i] + sizes[i]]
+        return Filters(out.view(np.uint32), dest // 4, sizes // 4)
+
+    @staticmethod
+    def empty() -> Filters:
+        z = np.zeros(0, np.int64)
+        return Filters(np.zeros(0, np.uint32), z, z)
+
+    def take(self, order: np.ndarray) -> Filters:
+        return Filters(self.words, self.offsets[order], self.sizes[order])
+
+    def probe(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+        out = np.zeros(rows.shape[0], dtype=np.bool_)
+        if rows.shape[0]:
+            probe_any(self.words, self.offsets, self.sizes, rows.astype(np.int64), hashes, out)
+        return out
+
+
+@dataclass
+class ColumnData:
+    """One column's live zones (sorted by fragment, start) and file filters."""
+
+    key: np.ndarray  # uint64 zone keys, sorted
+    fragment: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
+    has_null: np.ndarray
+    ndv: np.ndarray
+    zones: Filters
+    file_fragment: np.ndarray  # sorted
+    file_has_null: np.ndarray
+    file_ndv: np.ndarray
+    files: Filters
+
+
+def load_column(root: str, col: ColumnIndex, live: np.ndarray) -> ColumnData:
+    live_arr = pa.array(live, type=pa.uint64())
+    zt = _concat(root, [s.zones for s in col.segments], live_arr)
+    ft = _concat(root, [s.files for s in col.segments], live_arr)
+    return column_data(col.name, zt, ft)
+
+
+def column_data(name: str, zt: pa.Table, ft: pa.Table | None = None) -> ColumnData:
+    """One column's zones from in-memory tables: ``zt`` with the zone table's columns
+    (``fragment_id, zone_start, zone_length, has_null, bloom_filter_data, ndv``), ``ft``
+    the file table's (None or empty: no file filters, every file "may match")."""
+    if ft is None:
+        ft = pa.table({"fragment_id": pa.array([], pa.uint64())})
+    frag = _u64(zt, "fragment_id")
+    start = _u64(zt, "zone_start")
+    if zt.num_rows and (frag.max() >= 1 << 24 or start.max() >= 1 << 40):
+        raise BloomskipError(f"{name}: zone addresses out of range")
+    key = (frag << KEY_SHIFT) | start
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    dup = np.zeros(key.shape[0], dtype=np.bool_)
+    dup[1:] = key[1:] == key[:-1]  # a zone written twice: keep the first
+    keep = order[~dup]
+    zones = (
+        Filters.of(zt.column("bloom_filter_data")).take(keep) if zt.num_rows else Filters.empty()
+    )
+    ffrag = _u64(ft, "fragment_id")
+    forder = np.argsort(ffrag, kind="stable")
+    fdup = np.zeros(forder.shape[0], dtype=np.bool_)
+    fdup[1:] = ffrag[forder][1:] == ffrag[forder][:-1]
+    fkeep = forder[~fdup]
+    return ColumnData(
+        key=key[~dup],
+        fragment=frag[keep],
+        start=start[keep],
+        length=_u64(zt, "zone_length")[keep],
+        has_null=zt.column("has_null").to_numpy().astype(np.bool_)[keep]
+        if zt.num_rows
+        else np.zeros(0, np.bool_),
+        ndv=_u64(zt, "ndv")[keep],
+        zones=zones,
+        file_fragment=ffrag[fkeep],
+        file_has_null=ft.column("has_null").to_numpy().astype(np.bool_)[fkeep]
+        if ft.num_rows
+        else np.zeros(0, np.bool_),
+        file_ndv=_u64(ft, "ndv")[fkeep],
+        files=Filters.of(ft.column("bloom_filter_data")).take(fkeep)
+        if ft.num_rows
+        else Filters.empty(),
+    )
+
+
+def _concat(root: str, rels: list[str], live: pa.Array) -> pa.Table:
+    tables = []
+    for rel in rels:
+        t = store.read_table(root, rel)
+        tables.append(t.filter(pc.is_in(t.column("fragment_id"), value_set=live)))
+    if not tables:
+        return pa.table({"fragment_id": pa.array([], pa.uint64())})
+    return pa.concat_tables(tables, promote_options="permissive")
+
+
+def _u64(t: pa.Table, name: str) -> np.ndarray:
+    if t.num_rows == 0:
+        return np.zeros(0, np.uint64)
+    return t.column(name).to_numpy().astype(np.uint64)
+
+
+__all__ = ["KEY_SHIFT", "ColumnData", "Filters", "column_data", "load_column"]
