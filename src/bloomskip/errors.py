@@ -64,6 +64,10 @@ class SourceError(BloomskipError, OSError):
     """A data source (directory, file or URI) that cannot be listed or opened."""
 
 
+class SourceChangedError(BloomskipError, RuntimeError):
+    """A file (or fragment) of a source changed while bloomskip was reading it."""
+
+
 class MissingDependencyError(BloomskipError, ImportError):
     """An optional dependency (an extra such as ``bloomskip[lance]``) is not installed."""
 

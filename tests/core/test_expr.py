@@ -303,3 +303,22 @@ def test_python_literals():
     )
     with pytest.raises(TypeError):
         literal(object())
+
+
+@pytest.mark.parametrize(
+    "sql, what",
+    [
+        ("SELECT 1", "a query"),
+        ("5", "a value"),
+        ("'x'", "a value"),
+        ("a + 1", "a value"),
+        ("a = 1 AND 5", "a value"),
+        ("NOT (a * 2)", "a value"),
+        ("DROP TABLE t", "a statement"),
+        ("a = 1; DELETE FROM t", "a statement"),
+    ],
+)
+def test_what_is_not_a_condition_is_refused(sql, what):
+    """Engines reject ``WHERE 5``; answering "may match" would hide the mistake."""
+    with pytest.raises(PredicateError, match=f"is {what}, not a condition"):
+        parse(sql)

@@ -47,18 +47,18 @@ from bloomskip.errors import (
 )
 from bloomskip.hashing import hash_values
 from bloomskip.parquet import add_bloom_filters, probe, prune
-from bloomskip.parquet.bloom import parse_header, read_bloom_filters
-from bloomskip.parquet.crypto import (
+from bloomskip.parquet.aes import (
     BLOOM_FILTER_BITSET,
     DATA_PAGE,
     FOOTER,
-    Decryption,
     ctr_decrypt,
     ctr_encrypt,
     gcm_decrypt,
     gcm_encrypt,
     module_aad,
 )
+from bloomskip.parquet.bloom import parse_header, read_bloom_filters
+from bloomskip.parquet.crypto import Decryption
 from bloomskip.parquet.footer import read_footer
 from bloomskip.parquet.inspect import inspect_file
 from bloomskip.parquet.keytools import InMemoryKms, KeyToolsRetriever

@@ -571,7 +571,8 @@ def test_unsupported_column_types_are_named(tmp_path):
 
 
 def test_zone_ranges_known_answers():
-    from bloomskip.spark.datasource import _merge, _overlap
+    from bloomskip.spark.readfile import _overlap
+    from bloomskip.spark.readfile import merge_ranges as _merge
 
     assert _merge([(128, 64), (0, 64), (64, 64), (300, 0), (256, 10)]) == [(0, 192), (256, 266)]
     ranges = [(0, 10), (50, 70), (100, 140)]

@@ -206,54 +206,42 @@ class NotNull(NullPredicate):
 @dataclass(frozen=True)
 class LiteralPredicate(Predicate):
     """A comparison with literals: ``literals`` as written and, once bound,
-    ``conversions``: the values of the column's type each literal can equal."""
+    ``conversions``: the values of the column's type each literal can equal. ``=`` and
+    ``!=`` hold one literal (``literal``), ``IN`` and ``NOT IN`` a tuple."""
 
-    literals: ClassVar[tuple[Literal, ...]]  # a field or a property in each subclass
+    sql: ClassVar[str]
+    literals: ClassVar[tuple[Literal, ...]]  # a field, or a property of ``literal``
+    # ``converted`` (a field of each subclass): one Converted, or a tuple of them, for
+    # one or many literals; None or () until bound.
 
     @property
-    def conversions(self) -> tuple[Converted, ...]:  # pragma: no cover - subclasses
-        raise NotImplementedError
+    def conversions(self) -> tuple[Converted, ...]:
+        c = self.converted
+        return c if isinstance(c, tuple) else () if c is None else (c,)
 
     def with_conversions(self, conv: tuple[Converted, ...]) -> LiteralPredicate:
-        raise NotImplementedError  # pragma: no cover
+        return replace(self, converted=conv if isinstance(self.converted, tuple) else conv[0])
+
+    def __str__(self) -> str:
+        lits = self.literals
+        text = f"({', '.join(map(str, lits))})" if isinstance(self.converted, tuple) else lits[0]
+        return f"{self.term} {self.sql} {text}"
 
 
 @dataclass(frozen=True)
 class _OneLiteral(LiteralPredicate):
     literal: Literal
     converted: Converted | None = None
-    sql: ClassVar[str]
 
     @property
-    def literals(self) -> tuple[Literal, ...]:
+    def literals(self) -> tuple[Literal, ...]:  # type: ignore[override]
         return (self.literal,)
-
-    @property
-    def conversions(self) -> tuple[Converted, ...]:
-        return () if self.converted is None else (self.converted,)
-
-    def with_conversions(self, conv: tuple[Converted, ...]) -> LiteralPredicate:
-        return replace(self, converted=conv[0])
-
-    def __str__(self) -> str:
-        return f"{self.term} {self.sql} {self.literal}"
 
 
 @dataclass(frozen=True)
 class _ManyLiterals(LiteralPredicate):
     literals: tuple[Literal, ...]  # type: ignore[misc]
     converted: tuple[Converted, ...] = ()
-    sql: ClassVar[str]
-
-    @property
-    def conversions(self) -> tuple[Converted, ...]:
-        return self.converted
-
-    def with_conversions(self, conv: tuple[Converted, ...]) -> LiteralPredicate:
-        return replace(self, converted=conv)
-
-    def __str__(self) -> str:
-        return f"{self.term} {self.sql} ({', '.join(map(str, self.literals))})"
 
 
 @dataclass(frozen=True)

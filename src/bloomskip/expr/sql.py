@@ -78,6 +78,7 @@ def parse(text: str, dialect: str = DIALECT) -> Expression:
 
 
 def _convert(node: exp.Expression) -> Expression:
+    _check_condition(node)
     if isinstance(node, exp.Paren):
         return _convert(node.this)
     if isinstance(node, exp.And | exp.Or):
@@ -104,6 +105,24 @@ def _convert(node: exp.Expression) -> Expression:
     if isinstance(node, exp.Is):
         return _is(node)
     return _unsupported(node)
+
+
+#: Nodes that are values, never true or false: a WHERE clause cannot be one of them.
+_NOT_CONDITIONS = (exp.Literal, exp.Query, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.DPipe)
+
+
+def _check_condition(node: exp.Expression) -> None:
+    """Refuse a statement (``SELECT ...``, ``DROP ...``) or a value (``5``, ``'x'``,
+    ``a + 1``) where a condition must stand: engines reject ``WHERE 5``, and taking it
+    as "may match" would hide the mistake."""
+    if isinstance(node, _NOT_CONDITIONS) or not isinstance(node, exp.Condition):
+        what = "a statement" if not isinstance(node, exp.Condition | exp.Literal) else "a value"
+        if isinstance(node, exp.Query):
+            what = "a query"
+        raise PredicateError(
+            f"{node.sql(dialect=DIALECT)[:80]!r} is {what}, not a condition; write what "
+            "follows WHERE, e.g. \"user_id = 'u1'\""
+        )
 
 
 def _unsupported(node: exp.Expression) -> Unsupported:

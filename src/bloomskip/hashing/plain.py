@@ -22,8 +22,10 @@ from enum import StrEnum
 
 import numpy as np
 
+from bloomskip._lazy import lazy
 from bloomskip.errors import InvalidParameterError
-from bloomskip.hashing import kernels
+
+kernels = lazy("bloomskip.hashing.kernels")
 
 
 class HashAlgorithm(StrEnum):

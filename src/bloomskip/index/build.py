@@ -30,11 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bloomskip.errors import (
-    BloomskipError,
     CommitConflictError,
     IndexNotFoundError,
     InvalidParameterError,
-    SourceError,
     UnsupportedTypeError,
 )
 from bloomskip.hashing.arrow import Encoding, parquet_spec
@@ -53,8 +51,8 @@ from bloomskip.index.layout import (
     column_directory,
     zone_metadata,
 )
-from bloomskip.index.sources import Source, SourceFile, from_json, resolve
 from bloomskip.index.zones import FileZones, index_file
+from bloomskip.sources import Source, SourceFile, from_json, resolve
 
 #: A column's segments are merged into one when a commit would leave more than this.
 MAX_SEGMENTS = 8
@@ -126,7 +124,7 @@ def build(
     root = store.local_dir(index_path)
     src = resolve(source)
     if encoding is None:
-        encoding = "arrow" if src.scheme == "lance" else "parquet"
+        encoding = src.default_encoding
     Encoding.parse(encoding)
     settings = {"fpp": float(fpp), "sizing": sizing, "encoding": encoding, "ff": file_filters}
     if not overwrite:  # fail before reading any file; checked again on every commit attempt
@@ -237,7 +235,7 @@ def _update(
         elif not overwrite:  # build: the version we commit on may be another writer's
             _check_compatible(base, root, src, zoning, names, settings)
         listing = src.list()
-        schema = base.schema if base is not None else _source_schema(src, listing)
+        schema = base.schema if base is not None else src.arrow_schema(listing)
         columns = dict(base.columns) if base is not None else {}
         for n in names:
             if n not in columns:
@@ -266,7 +264,6 @@ def _update(
                     done[(fz.file.identity, cols)] = fz
         report = BuildReport(root, next_version, list(columns), files_listed=len(listing))
         next_id = base.next_fragment_id if base is not None else 0
-        propose = getattr(src, "fragment_id_of", None)  # Lance: keep Lance's fragment ids
         new_rows: list[dict[str, Any]] = []
         work: list[tuple[FileZones, int]] = []
         for f, cols, fid in todo:
@@ -278,7 +275,7 @@ def _update(
                 if cz.error is not None:
                     report.failed.append((src.uri_of(f.path), cz.error))
             if fid is None:
-                want = propose(f.path) if propose is not None else None
+                want = src.fragment_id_of(f.path)  # Lance: keep Lance's fragment ids
                 fid = want if want is not None and want >= next_id else next_id
                 next_id = fid + 1  # ids are never reused: old segments may hold old ones
                 new_rows.append(
@@ -348,32 +345,6 @@ def _thread_pool(threads: int | None, progress: bool | None):
     return run
 
 
-def _source_schema(src: Source, listing: list[SourceFile]) -> pa.Schema:
-    """The Arrow schema of the first readable file of the source (or the source's own,
-    for sources that have one: Lance datasets)."""
-    own = getattr(src, "arrow_schema", None)
-    if own is not None:
-        return own()
-    import pyarrow.orc as orc
-    import pyarrow.parquet as pq
-
-    errors = []
-    for f in listing[:20]:
-        try:
-            with src.open(f.path) as fh:
-                head = fh.read(4)
-                fh.seek(0)
-                if head == b"PAR1":
-                    return pq.ParquetFile(fh).schema_arrow
-                if head[:3] == b"ORC":
-                    return orc.ORCFile(fh).schema
-                errors.append(f"{f.path}: not Parquet or ORC")
-        except (OSError, pa.ArrowException, BloomskipError) as e:
-            errors.append(f"{f.path}: {e}")
-    detail = f" ({'; '.join(errors[:3])})" if errors else ""
-    raise SourceError(f"{src.uri}: no readable Parquet or ORC file to take a schema from{detail}")
-
-
 def _new_column(
     name: str,
     position: int,
@@ -412,23 +383,11 @@ def _new_column(
 
 
 def _parquet_physical(name: str, t: pa.DataType, src: Source, listing: list[SourceFile]):
-    """The physical encoding the first Parquet file stores ``name`` with (so zone filters
+    """The physical encoding the source's files store ``name`` with (so zone filters
     equal that writer's filters), else the default Parquet encoding of its Arrow type."""
-    from bloomskip.parquet.footer import read_footer
-    from bloomskip.parquet.schema import column_type
-
-    for f in listing[:20]:
-        try:
-            with src.open(f.path) as fh:
-                if fh.read(4) != b"PAR1":
-                    break
-                fh.seek(0)
-                ctype = column_type(read_footer(fh, name=f.path).leaf(name))
-            if ctype.spec is not None and ctype.arrow_type == t:
-                return ctype.spec
-            break
-        except (OSError, BloomskipError, KeyError):
-            continue
+    spec = src.physical_spec(name, t, listing)
+    if spec is not None:
+        return spec
     try:
         return parquet_spec(t)
     except UnsupportedTypeError as e:

@@ -44,11 +44,11 @@ from bloomskip.expr.expressions import BoundReference, Expression
 from bloomskip.index import store
 from bloomskip.index.evidence import Universe, column_evidence
 from bloomskip.index.layout import ColumnIndex, Manifest
-from bloomskip.index.sources import Source, from_json
 from bloomskip.index.zonedata import KEY_SHIFT, ColumnData, load_column
 from bloomskip.prune.engine import Pruner
 from bloomskip.prune.evidence import ColumnEvidence, Proof
 from bloomskip.sbbf.sizing import putze_fpp_many
+from bloomskip.sources import Source, from_json
 
 #: Default limit on the compounded false-positive rate of an IN list.
 MAX_IN_FPP = 0.5

@@ -17,10 +17,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bloomskip._lazy import lazy
 from bloomskip.errors import BloomskipError
 from bloomskip.index import store
-from bloomskip.index.kernels import probe_any
 from bloomskip.index.layout import ColumnIndex
+
+kernels = lazy("bloomskip.index.kernels")
 
 KEY_SHIFT = np.uint64(40)  # zone key = fragment_id << 40 | zone_start
 
@@ -79,7 +81,9 @@ class Filters:
     def probe(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
         out = np.zeros(rows.shape[0], dtype=np.bool_)
         if rows.shape[0]:
-            probe_any(self.words, self.offsets, self.sizes, rows.astype(np.int64), hashes, out)
+            kernels.probe_any(
+                self.words, self.offsets, self.sizes, rows.astype(np.int64), hashes, out
+            )
         return out
 
 

@@ -30,15 +30,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from bloomskip.errors import BloomskipError
+from bloomskip._lazy import lazy
+from bloomskip.errors import BloomskipError, SourceChangedError
 from bloomskip.hashing import hash_values
-from bloomskip.index.kernels import insert_runs, sort_runs_count_distinct
 from bloomskip.index.layout import FILE_SCHEMA, ZONE_SCHEMA, ColumnIndex, Zoning
-from bloomskip.index.sources import Source, SourceFile
 from bloomskip.sbbf import build_filter
 from bloomskip.sbbf.sizing import putze_num_bytes
+from bloomskip.sources.base import Source, SourceFile
+
+kernels = lazy("bloomskip.index.kernels")
 
 _MAX_CHUNK_BYTES = 1 << 30  # binary arrays use int32 offsets
 
@@ -122,55 +123,21 @@ def index_file(
     source: Source, file: SourceFile, columns: Sequence[ColumnIndex], zoning: Zoning
 ) -> FileZones:
     """Read ``file`` and build its zones for ``columns``; failures are returned, not raised."""
-    label = source.uri_of(file.path)
-    names = [c.name for c in columns]
-    row_offsets: np.ndarray | None = None
-    reader = getattr(source, "read_for_index", None)  # sources that are not files (Lance)
     try:
-        if reader is not None:
-            fmt, table, row_offsets = reader(file, names)
-            groups = None
-        else:
-            with source.open(file.path) as fh:
-                fmt, table, groups = _read(fh, names, label)
-            after = source.stat(file.path)
-            if after is None or after.identity != file.identity:
-                return FileZones(file, fmt, 0, error="changed while it was being indexed")
+        got = source.read_for_index(file, [c.name for c in columns])
+    except SourceChangedError as e:
+        return FileZones(file, "unknown", 0, error=str(e))
     except (BloomskipError, OSError, pa.ArrowException, ValueError) as e:
         return FileZones(file, "unknown", 0, error=f"cannot read: {e}")
-    num_rows = table.num_rows
-    bounds = zone_bounds(num_rows, zoning.zone_rows, groups if zoning.align != "rows" else None)
-    out = FileZones(file, fmt, num_rows if row_offsets is None else file.size)
+    table, row_offsets = got.table, got.row_offsets
+    groups = got.groups if zoning.align != "rows" else None
+    bounds = zone_bounds(table.num_rows, zoning.zone_rows, groups)
+    out = FileZones(file, got.format, table.num_rows if row_offsets is None else file.size)
     for col in columns:
         out.columns[col.name] = _column_zones(
             table.column(col.name), col, zoning, bounds, row_offsets
         )
     return out
-
-
-def _read(fh, names: list[str], label: str) -> tuple[str, pa.Table, list[int]]:
-    head = fh.read(4)
-    fh.seek(0)
-    if head == b"PAR1":
-        pf = pq.ParquetFile(fh)
-        missing = [n for n in names if n not in pf.schema_arrow.names]
-        if missing:
-            raise BloomskipError(f"{label}: no column {', '.join(missing)}")
-        groups = [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)]
-        return "parquet", pf.read(columns=names, use_threads=False), groups
-    if head[:3] == b"ORC":
-        import pyarrow.orc as orc
-
-        from bloomskip.orc.file import read_orc
-
-        stripes = [s.num_rows for s in read_orc(fh, name=label).stripes]
-        fh.seek(0)
-        of = orc.ORCFile(fh)
-        missing = [n for n in names if n not in of.schema.names]
-        if missing:
-            raise BloomskipError(f"{label}: no column {', '.join(missing)}")
-        return "orc", of.read(columns=names), stripes
-    raise BloomskipError(f"{label}: neither a Parquet nor an ORC file (starts {head!r})")
 
 
 def _column_zones(
@@ -203,14 +170,14 @@ def _column_zones(
     counts = np.diff(nonnull)
     z = lengths.shape[0]
     ndv = np.zeros(z, dtype=np.uint64)
-    sort_runs_count_distinct(hashes, nonnull, ndv)
+    kernels.sort_runs_count_distinct(hashes, nonnull, ndv)
     if col.sizing == "exact":
         sizes = np.array([putze_num_bytes(int(n), col.fpp) for n in ndv], dtype=np.int64)
     else:
         sizes = np.full(z, putze_num_bytes(zoning.zone_rows, col.fpp), dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     words = np.zeros(int(offsets[-1]) // 4, dtype=np.uint32)
-    insert_runs(words, offsets[:-1] // 4, sizes // 4, hashes, nonnull)
+    kernels.insert_runs(words, offsets[:-1] // 4, sizes // 4, hashes, nonnull)
     file_filter, file_ndv = None, 0  # 0: not counted without a file filter
     if col.file_filters:  # the runs are sorted: build_filter's merge sort is cheap
         ff, file_ndv = build_filter(hashes, col.fpp, "putze")

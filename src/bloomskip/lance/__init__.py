@@ -13,10 +13,30 @@ Modules, following ``zone-index.md`` section 1 (Lance's bloom filter scalar inde
 * :mod:`.dataset` - importing pylance, detecting and opening datasets, fragments;
 * :mod:`.reader` - Lance's ``bloomfilter.lance`` files as a queryable index;
 * :mod:`.source` - a Lance dataset as a zone index source (fragments as files).
+
+Names are imported on first use, so detecting a dataset loads neither pylance nor the
+zone index.
 """
 
-from bloomskip.lance.dataset import is_lance_dataset
-from bloomskip.lance.reader import LanceBloomIndex, LanceIndex, open_lance_index
-from bloomskip.lance.source import LanceSource
+from __future__ import annotations
 
-__all__ = ["LanceBloomIndex", "LanceIndex", "LanceSource", "is_lance_dataset", "open_lance_index"]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "LanceBloomIndex": "reader",
+    "LanceIndex": "reader",
+    "open_lance_index": "reader",
+    "LanceSource": "source",
+    "is_lance_dataset": "dataset",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bloomskip.lance' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"bloomskip.lance.{module}"), name)
+
+
+__all__ = sorted(_EXPORTS)

@@ -2,7 +2,7 @@
 lake's files do.
 
 Owns listing the fragments of the latest dataset version as
-:class:`~bloomskip.index.sources.SourceFile` entries (path ``fragment:<id>``, size = its
+:class:`~bloomskip.sources.SourceFile` entries (path ``fragment:<id>``, size = its
 physical rows, mtime = the fingerprint of its data files, see
 :mod:`bloomskip.lance.dataset`) and reading one fragment's columns for
 :func:`bloomskip.index.zones.index_file`, with the row offset of every live row.
@@ -19,21 +19,23 @@ fragment ids are Lance's.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.fs as pafs
 
-from bloomskip.errors import BloomskipError, SourceError
-from bloomskip.index.sources import Source, SourceFile
+from bloomskip.errors import BloomskipError, SourceChangedError, SourceError
 from bloomskip.lance.dataset import (
     dataset_uri,
     fragment_id_of,
     fragment_info,
     fragments,
+    is_lance_dataset,
     open_dataset,
 )
+from bloomskip.sources.base import IndexRead, Source, SourceFile
 
 _OFFSET_MASK = np.uint64(0xFFFFFFFF)
 
@@ -42,10 +44,16 @@ _OFFSET_MASK = np.uint64(0xFFFFFFFF)
 class LanceSource(Source):
     """The fragments of a Lance dataset (always its latest version)."""
 
+    uri: str
+    default_encoding = "arrow"  # Lance hashes Arrow-width bytes
+
+    @staticmethod
+    def claims(path: str | os.PathLike) -> bool:
+        return is_lance_dataset(path)
+
     @classmethod
     def at(cls, path: str) -> LanceSource:
-        uri = dataset_uri(path)
-        return cls(uri=uri, filesystem=pafs.LocalFileSystem(), paths=(uri,))
+        return cls(uri=dataset_uri(path))
 
     @classmethod
     def from_json(cls, data: dict) -> LanceSource:
@@ -66,26 +74,16 @@ class LanceSource(Source):
         ds = open_dataset(self.uri)
         return [SourceFile(f.path, f.physical_rows, f.identity) for f in fragments(ds)]
 
-    def open(self, path: str):
-        raise SourceError(f"{self.uri}: {path} is a Lance fragment, not a file")
-
-    def stat(self, path: str) -> SourceFile | None:
-        return next((f for f in self.list() if f.path == path), None)
-
-    # -- hooks the zone index calls for sources that are not files -------------------
-
-    def arrow_schema(self) -> pa.Schema:
+    def arrow_schema(self, listing: Sequence[SourceFile]) -> pa.Schema:
         return open_dataset(self.uri).schema
 
     def fragment_id_of(self, path: str) -> int | None:
         """The fragment id bloomskip should give ``path``: Lance's own."""
         return fragment_id_of(path)
 
-    def read_for_index(
-        self, file: SourceFile, names: list[str]
-    ) -> tuple[str, pa.Table, np.ndarray]:
-        """``("lance", the live rows of ``names``, their row offsets)`` of the fragment
-        ``file`` names, in row-address order; raises if it changed since listed."""
+    def read_for_index(self, file: SourceFile, names: Sequence[str]) -> IndexRead:
+        """The live rows of ``names`` of the fragment ``file`` names, in row-address
+        order, with their row offsets; raises if it changed since listed."""
         fid = fragment_id_of(file.path)
         if fid is None:
             raise SourceError(f"{self.uri}: {file.path} does not name a fragment")
@@ -93,7 +91,7 @@ class LanceSource(Source):
         frag = ds.get_fragment(fid)
         now = None if frag is None else fragment_info(frag)
         if now is None or (now.physical_rows, now.identity) != (file.size, file.mtime_ns):
-            raise BloomskipError("changed while it was being indexed")
+            raise SourceChangedError("changed while it was being indexed")
         missing = [n for n in names if ds.schema.get_field_index(n) < 0]
         if missing:
             raise BloomskipError(f"{self.uri}: no column {', '.join(missing)}")
@@ -104,4 +102,5 @@ class LanceSource(Source):
             table, addr = table.take(pa.array(order)), addr[order]
         if addr.size and ((addr >> np.uint64(32)) != np.uint64(fid)).any():
             raise BloomskipError(f"{file.path}: row addresses of another fragment")
-        return "lance", table.select(names), (addr & _OFFSET_MASK).astype(np.int64)
+        offsets = (addr & _OFFSET_MASK).astype(np.int64)
+        return IndexRead("lance", table.select(list(names)), None, offsets)

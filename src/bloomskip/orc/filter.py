@@ -43,6 +43,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bloomskip._lazy import lazy
 from bloomskip.errors import (
     InvalidBitsetError,
     InvalidParameterError,
@@ -50,7 +51,8 @@ from bloomskip.errors import (
     UnsupportedTypeError,
 )
 from bloomskip.hashing.arrow import as_arrow, is_var_binary, unview, var_bytes
-from bloomskip.orc import kernels
+
+kernels = lazy("bloomskip.orc.kernels")
 
 #: Java keeps ``numBits`` in an ``int``: the largest multiple of 64 below 2**31.
 MAX_NUM_BITS = 2**31 - 64
@@ -533,7 +535,7 @@ class _Feed:
     form: str  # "long", "double", "var", "decimal", "none"
     values: Any = None  # int64 longs or double bits; var offsets; decimal words; or a count
     data: Any = None  # var: the bytes; decimal: words per value (2 or 4)
-    mode: int = kernels.VAR_RAW
+    mode: int = 0  # kernels.VAR_RAW: the constants are known before numba loads
     arg: int = 0  # VARCHAR/CHAR length, or the decimal scale
 
     def __len__(self) -> int:

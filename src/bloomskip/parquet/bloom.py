@@ -28,12 +28,8 @@ from enum import StrEnum
 from typing import BinaryIO
 
 from bloomskip.errors import CorruptFileError, DecryptionError
-from bloomskip.parquet.crypto import (
-    BLOOM_FILTER_BITSET,
-    BLOOM_FILTER_HEADER,
-    ChunkCrypto,
-    Decryption,
-)
+from bloomskip.parquet.aes import BLOOM_FILTER_BITSET, BLOOM_FILTER_HEADER
+from bloomskip.parquet.crypto import ChunkCrypto, Decryption
 from bloomskip.parquet.footer import ColumnChunk, Footer
 from bloomskip.parquet.thrift import I32, STRUCT, Struct, decode_struct, encode_struct
 from bloomskip.sbbf import Sbbf

@@ -26,19 +26,20 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
-import numba
 import numpy as np
 import pyarrow as pa
 
-from bloomskip._numba import KERNEL
+from bloomskip._lazy import lazy
 from bloomskip.errors import CorruptFileError, DecryptionError
 from bloomskip.hashing.physical import PhysicalType
 from bloomskip.hashing.plain import PlainValues, Rows, VarBytes, Words, hash_plain
-from bloomskip.parquet.crypto import DICTIONARY_PAGE as DICTIONARY_MODULE
-from bloomskip.parquet.crypto import DICTIONARY_PAGE_HEADER, read_framed
+from bloomskip.parquet.aes import DICTIONARY_PAGE as DICTIONARY_MODULE
+from bloomskip.parquet.aes import DICTIONARY_PAGE_HEADER, read_framed
 from bloomskip.parquet.footer import ColumnChunk, Footer
 from bloomskip.parquet.thrift import Struct, decode_struct
 from bloomskip.prune.evidence import Unavailable
+
+kernels = lazy("bloomskip.parquet.kernels")
 
 # Encoding codes (parquet.thrift).
 PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED, RLE_DICTIONARY = 0, 2, 3, 4, 8
@@ -218,38 +219,7 @@ def _decode_plain(
             np.empty(count + 1, np.int64),
             np.empty(max(buf.size - 4 * count, 0), np.uint8),
         )
-        if _split_byte_arrays(buf, count, offsets, data) < 0:
+        if kernels.split_byte_arrays(buf, count, offsets, data) < 0:
             raise CorruptFileError(f"{label}: dictionary page BYTE_ARRAY lengths overrun it")
         return VarBytes.trusted(offsets, data)
     return f"dictionary of {physical} is not decoded"
-
-
-@numba.njit(**KERNEL)
-def _split_byte_arrays(buf, count, offsets, data):  # pragma: no cover - compiled
-    """PLAIN BYTE_ARRAY (4-byte length + bytes, repeated) -> Arrow offsets + data.
-
-    Returns the number of bytes consumed, or -1 if a length runs past the buffer."""
-    pos = 0
-    out = 0
-    offsets[0] = 0
-    n = buf.shape[0]
-    for i in range(count):
-        if pos + 4 > n:
-            return -1
-        length = (
-            np.int64(buf[pos])
-            | (np.int64(buf[pos + 1]) << 8)
-            | (np.int64(buf[pos + 2]) << 16)
-            | (np.int64(buf[pos + 3]) << 24)
-        )
-        pos += 4
-        # ``data`` has room for the bytes left after every value's length prefix: a
-        # length that overruns it (or the page) is corrupt, and must not write past it.
-        if pos + length > n or out + length > data.shape[0]:
-            return -1
-        for j in range(length):
-            data[out + j] = buf[pos + j]
-        out += length
-        pos += length
-        offsets[i + 1] = out
-    return pos

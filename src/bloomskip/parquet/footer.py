@@ -26,13 +26,8 @@ from typing import BinaryIO
 
 from bloomskip.errors import CorruptFileError, MissingKeyError
 from bloomskip.hashing.physical import PhysicalType
-from bloomskip.parquet.crypto import (
-    LENGTH_BYTES,
-    SIGNATURE_LENGTH,
-    ChunkCrypto,
-    Decryption,
-    FileDecryptor,
-)
+from bloomskip.parquet.aes import LENGTH_BYTES, SIGNATURE_LENGTH
+from bloomskip.parquet.crypto import ChunkCrypto, Decryption, FileDecryptor
 from bloomskip.parquet.thrift import STRUCT, List, Struct, decode_struct
 
 MAGIC = b"PAR1"

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from bloomskip.errors import CorruptFileError, DecryptionError, InvalidParameterError
-from bloomskip.parquet.crypto import check_key, gcm_decrypt, gcm_encrypt
+from bloomskip.parquet.aes import check_key, gcm_decrypt, gcm_encrypt
 
 KEY_MATERIAL_TYPE = "PKMT1"
 KEY_MATERIAL_FILE_PREFIX = "_KEY_MATERIAL_FOR_"

@@ -27,15 +27,15 @@ import struct
 from typing import BinaryIO
 
 from bloomskip.errors import CorruptFileError, MissingKeyError, UnsupportedFileError
-from bloomskip.parquet.crypto import (
+from bloomskip.parquet.aes import (
     DATA_PAGE,
     DATA_PAGE_HEADER,
     DICTIONARY_PAGE,
     DICTIONARY_PAGE_HEADER,
     LENGTH_BYTES,
-    ChunkCrypto,
     read_framed,
 )
+from bloomskip.parquet.crypto import ChunkCrypto
 from bloomskip.parquet.footer import MAGIC, ColumnChunk, Footer
 from bloomskip.parquet.thrift import (
     BINARY,

@@ -22,10 +22,12 @@ import struct as _struct
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 
+from bloomskip._lazy import lazy
 from bloomskip.errors import CorruptFileError
+
+kernels = lazy("bloomskip.parquet.kernels")
 
 # Compact protocol type codes.
 STOP = 0
@@ -318,7 +320,7 @@ def _read_value(
         if et == STRUCT:
             arr = np.frombuffer(buf, np.uint8)
             for _ in range(size):
-                after = _skip_struct(arr, pos, end, depth + 2, MAX_DEPTH)
+                after = kernels.skip_struct(arr, pos, end, depth + 2, MAX_DEPTH)
                 if after < 0:  # invalid: decode eagerly for the precise error
                     item, pos = _read_struct(buf, pos, end, depth + 2, name)
                 else:
@@ -365,149 +367,6 @@ def _check_count(pos: int, end: int, count: int, elem_type: int, name: str) -> N
         raise _fail(name, pos, f"unknown Thrift compact element type {elem_type}")
     if count > end - pos:
         raise _fail(name, pos, f"container of {count} elements cannot fit in {end - pos} bytes")
-
-
-@numba.njit(cache=True, nogil=True)
-def _skip_struct(buf, pos, end, depth, max_depth):  # pragma: no cover - compiled
-    """Validate the struct at ``pos`` as the decoder would and return the position after
-    it, or -1 if the decoder would raise. Iterative, with an explicit stack."""
-    cap = max_depth + 4
-    kind = np.empty(cap, np.int64)  # 0 struct, 1 list/set, 2 map
-    left = np.empty(cap, np.int64)  # elements (lists) or keys+values (maps) left
-    t1 = np.empty(cap, np.int64)  # element / key type
-    t2 = np.empty(cap, np.int64)  # value type
-    lvl = np.empty(cap, np.int64)  # the decoder's depth of the frame
-    sp = 0
-    if depth > max_depth:
-        return -1
-    kind[0], lvl[0] = 0, depth
-    sp = 1
-    while sp > 0:
-        top = sp - 1
-        d = lvl[top]
-        if kind[top] == 0:
-            if pos >= end:
-                return -1
-            head = buf[pos]
-            pos += 1
-            if head == 0:
-                sp -= 1
-                continue
-            t = np.int64(head & 0x0F)
-            if head >> 4 == 0:  # long field header: zigzag i16 id
-                v = np.uint64(0)
-                shift = 0
-                while True:
-                    if pos >= end or shift > 63:
-                        return -1
-                    b = buf[pos]
-                    pos += 1
-                    v |= np.uint64(b & 0x7F) << np.uint64(shift)
-                    if b < 0x80:
-                        break
-                    shift += 7
-                if shift > 0 and v >= np.uint64(1 << 16):
-                    return -1
-            if t == 1 or t == 2:
-                continue  # a struct's boolean lives in the type nibble
-            nd = d
-        else:
-            if left[top] == 0:
-                sp -= 1
-                continue
-            # lists: every element has type t1; maps alternate key (t1) and value (t2)
-            t = t1[top] if kind[top] == 1 or left[top] % 2 == 0 else t2[top]
-            left[top] -= 1
-            nd = d
-            if t == 1 or t == 2:
-                if pos >= end or buf[pos] > 2:
-                    return -1
-                pos += 1
-                continue
-        # a value of type t
-        if t == 3:
-            if pos >= end:
-                return -1
-            pos += 1
-        elif t == 4 or t == 5 or t == 6:
-            bits = 16 if t == 4 else (32 if t == 5 else 64)
-            v = np.uint64(0)
-            shift = 0
-            while True:
-                if pos >= end or shift > 63:
-                    return -1
-                b = buf[pos]
-                pos += 1
-                if shift == 63 and (b & 0x7F) > 1:
-                    return -1
-                v |= np.uint64(b & 0x7F) << np.uint64(shift)
-                if b < 0x80:
-                    break
-                shift += 7
-            if shift > 0 and bits < 64 and v >= np.uint64(1) << np.uint64(bits):
-                return -1
-        elif t == 7:
-            if pos + 8 > end:
-                return -1
-            pos += 8
-        elif t == 8 or t == 9 or t == 10 or t == 11:
-            if t == 9 or t == 10:
-                if pos >= end:
-                    return -1
-                h = buf[pos]
-                pos += 1
-                n = np.int64(h >> 4)
-                et = np.int64(h & 0x0F)
-            else:
-                n = np.int64(0)
-            if (t != 9 and t != 10) or n == 15:
-                u = np.uint64(0)
-                shift = 0
-                while True:
-                    if pos >= end or shift > 63:
-                        return -1
-                    b = buf[pos]
-                    pos += 1
-                    u |= np.uint64(b & 0x7F) << np.uint64(shift)
-                    if b < 0x80:
-                        break
-                    shift += 7
-                if u > np.uint64(end):
-                    return -1
-                n = np.int64(u)
-            if t == 8:
-                if pos + n > end:
-                    return -1
-                pos += n
-            elif t == 9 or t == 10:
-                if et < 1 or et > 12 or n > end - pos or nd + 1 > max_depth or sp >= cap:
-                    return -1
-                kind[sp], left[sp], t1[sp], lvl[sp] = 1, n, et, nd + 1
-                sp += 1
-            else:
-                if n == 0:
-                    continue
-                if pos >= end:
-                    return -1
-                kv = buf[pos]
-                pos += 1
-                kt = np.int64(kv >> 4)
-                vt = np.int64(kv & 0x0F)
-                if kt < 1 or kt > 12 or vt < 1 or vt > 12 or n > end - pos:
-                    return -1
-                if nd + 1 > max_depth or sp >= cap:
-                    return -1
-                kind[sp], left[sp], t1[sp], t2[sp], lvl[sp] = 2, 2 * n, kt, vt, nd + 1
-                sp += 1
-        elif t == 12:
-            child = nd + 1
-            if child > max_depth or sp >= cap:
-                return -1
-            kind[sp], lvl[sp] = 0, child
-            sp += 1
-        else:
-            return -1
-    return pos
 
 
 # ------------------------------------------------------------------------- encoding

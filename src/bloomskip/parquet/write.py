@@ -50,7 +50,6 @@ import os
 import queue
 import struct
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -58,27 +57,22 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, BinaryIO
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bloomskip.errors import (
-    BloomskipError,
-    CorruptFileError,
     InvalidParameterError,
     MissingKeyError,
     UnsupportedTypeError,
 )
-from bloomskip.hashing import hash_int96, hash_values
-from bloomskip.hashing.arrow import PhysicalSpec
 from bloomskip.hashing.physical import PhysicalType
 from bloomskip.parquet import thrift
 from bloomskip.parquet.bloom import encode_header, encrypted_filter_modules, load_filter
 from bloomskip.parquet.crypto import Decryption
 from bloomskip.parquet.footer import ENCRYPTED_MAGIC, MAGIC, Footer, LeafColumn, read_footer
-from bloomskip.parquet.plainview import plaintext_chunk_file
 from bloomskip.parquet.schema import ColumnType, column_type
+from bloomskip.parquet.values import ChunkColumn, DecryptedReader, ValueReader, chunk_hashes
+from bloomskip.replace import atomic_path, copy_prefix, same_file
 from bloomskip.sbbf import Sbbf, build_filter
 from bloomskip.sbbf.sizing import SizingPolicy, num_bytes_for
 
@@ -86,10 +80,6 @@ from bloomskip.sbbf.sizing import SizingPolicy, num_bytes_for
 BLOOM_FILTER_OFFSET = 14
 BLOOM_FILTER_LENGTH = 15
 
-_COPY_CHUNK = 8 * 1024 * 1024
-_JULIAN_EPOCH_DAY = 2_440_588  # Julian day number of 1970-01-01
-_US_PER_DAY = 86_400 * 10**6
-_NS_PER_DAY = 86_400 * 10**9
 
 _BOOLEAN_REFUSAL = (
     "BOOLEAN columns get no bloom filter: no reader uses boolean bloom filters "
@@ -213,7 +203,7 @@ def add_bloom_filters(
     started = time.perf_counter()
     num_bytes_for(1, fpp, policy)  # validate fpp and policy before touching anything
     src_name = os.fspath(src)
-    in_place = dst is None or _same_file(src_name, os.fspath(dst))
+    in_place = dst is None or same_file(src_name, os.fspath(dst))
     target = os.path.realpath(src_name) if in_place else os.fspath(dst)  # type: ignore[arg-type]
     with open(src_name, "rb") as fh:
         footer = read_footer(fh, name=src_name, decryption=decryption)
@@ -229,8 +219,8 @@ def add_bloom_filters(
             row_groups=len(footer.row_groups),
         )
         if jobs or not in_place:
-            with _atomic_path(target, mode_from=src_name) as tmp, open(tmp, "r+b") as out:
-                _copy_prefix(fh, out, footer.footer_offset, src_name)
+            with atomic_path(target, mode_from=src_name) as tmp, open(tmp, "r+b") as out:
+                copy_prefix(fh, out, footer.footer_offset, src_name)
                 result.added = _append_filters(src_name, footer, jobs, out, fpp, policy, progress)
                 result.bytes_added = out.tell() - footer.file_size
             result.rewritten = True
@@ -266,7 +256,7 @@ def write_table(
         )
     num_bytes_for(1, fpp, policy)
     name = os.fspath(path)
-    with _atomic_path(name, mode_from=None) as tmp:
+    with atomic_path(name, mode_from=None) as tmp:
         pq.write_table(table, tmp, **pyarrow_kwargs)
         with open(tmp, "r+b") as fh:
             footer = read_footer(fh, name=name)
@@ -295,16 +285,9 @@ def write_table(
 
 
 @dataclass(frozen=True)
-class _Column:
-    leaf: LeafColumn
-    ctype: ColumnType
-    spec: PhysicalSpec
-
-
-@dataclass(frozen=True)
 class _Job:
     row_group: int
-    column: _Column
+    column: ChunkColumn
     replaced: bool
 
 
@@ -319,7 +302,7 @@ def _why_no_filter(leaf: LeafColumn, ctype: ColumnType) -> str | None:
 
 def _plan_columns(
     footer: Footer, names: Sequence[str] | None
-) -> tuple[list[_Column], list[SkippedChunk]]:
+) -> tuple[list[ChunkColumn], list[SkippedChunk]]:
     """The columns to index, and (when ``names`` is None) the ones that cannot be."""
     if isinstance(names, str):
         names = [names]
@@ -327,7 +310,7 @@ def _plan_columns(
         leaves, explicit = list(footer.leaves), False
     else:
         leaves, explicit = [_leaf(footer, n) for n in names], True
-    out: list[_Column] = []
+    out: list[ChunkColumn] = []
     skipped: list[SkippedChunk] = []
     seen: set[int] = set()
     for leaf in leaves:
@@ -342,7 +325,7 @@ def _plan_columns(
                 raise MissingKeyError(f"{footer.path}: {locked}")
             skipped.append(SkippedChunk(None, leaf.name, locked))
         elif why is None:
-            out.append(_Column(leaf, ctype, ctype.spec))  # type: ignore[arg-type]
+            out.append(ChunkColumn(leaf, ctype, ctype.spec))  # type: ignore[arg-type]
         elif explicit:
             raise UnsupportedTypeError(f"{footer.path}: column {leaf.name}: {why}")
         else:
@@ -362,7 +345,7 @@ def _leaf(footer: Footer, name: str) -> LeafColumn:
 
 
 def _plan_chunks(
-    fh: BinaryIO, footer: Footer, cols: list[_Column], replace: bool
+    fh: BinaryIO, footer: Footer, cols: list[ChunkColumn], replace: bool
 ) -> tuple[list[_Job], list[SkippedChunk]]:
     """One job per (row group, column) to fill, row group by row group, in file order."""
     jobs: list[_Job] = []
@@ -393,170 +376,6 @@ def _plan_chunks(
 # ----------------------------------------------------------------------------- filters
 
 
-class _ValueReader:
-    """Reads one column chunk's values as the leaf's non-nested values, with pyarrow.
-
-    The files are opened (and their footers read) up front: :func:`write_table` then
-    overwrites the old footer of its temporary file while pages are still being read.
-    INT96 columns need a second view of the file (see :func:`_int96_hashes`).
-    """
-
-    def __init__(self, path: str, label: str, *, int96: bool) -> None:
-        self.path = path
-        self.label = label
-        self._files: dict[str, pq.ParquetFile] = {}
-        for unit in ("ns", "us") if int96 else ("ns",):
-            self._files[unit] = self._guard(
-                "open the file",
-                lambda unit=unit: pq.ParquetFile(path, coerce_int96_timestamp_unit=unit),
-            )
-
-    def close(self) -> None:
-        for pf in self._files.values():
-            pf.close()
-
-    def read(self, row_group: int, leaf: LeafColumn, int96_unit: str = "ns") -> pa.ChunkedArray:
-        what = f"read row group {row_group} column {leaf.name}"
-        pf = self._files[int96_unit]
-        table = self._guard(what, lambda: pf.read_row_group(row_group, columns=[leaf.name]))
-        if table.num_columns != 1:
-            raise UnsupportedTypeError(
-                f"{self.label}: column name {leaf.name!r} selects {table.num_columns} columns"
-            )
-        return _leaf_values(table.column(0), leaf, self.label)
-
-    def _guard(self, what: str, call):
-        try:
-            return call()
-        except (pa.ArrowException, OSError) as e:
-            raise CorruptFileError(f"{self.label}: cannot {what}: {e}") from e
-
-
-class _DecryptedReader(_ValueReader):
-    """Reads one column chunk of an encrypted file from its decrypted pages: a one-chunk
-    plaintext file built by :func:`~bloomskip.parquet.plainview.plaintext_chunk_file`."""
-
-    def __init__(self, path: str, label: str, footer: Footer) -> None:
-        self.path = path
-        self.label = label
-        self.footer = footer
-        self._cache: tuple[tuple[int, int], bytes] | None = None
-
-    def close(self) -> None:
-        self._cache = None
-
-    def read(self, row_group: int, leaf: LeafColumn, int96_unit: str = "ns") -> pa.ChunkedArray:
-        key = (row_group, leaf.index)
-        if self._cache is None or self._cache[0] != key:  # INT96 reads a chunk twice
-            chunk = self.footer.row_groups[row_group].columns[leaf.index]
-            with open(self.path, "rb") as fh:
-                self._cache = (key, plaintext_chunk_file(fh, self.footer, chunk))
-        data = self._cache[1]
-        what = f"read row group {row_group} column {leaf.name}"
-        table = self._guard(
-            what,
-            lambda: pq.ParquetFile(
-                pa.BufferReader(data), coerce_int96_timestamp_unit=int96_unit
-            ).read_row_group(0, columns=[leaf.name]),
-        )
-        if table.num_columns != 1:
-            raise UnsupportedTypeError(
-                f"{self.label}: column name {leaf.name!r} selects {table.num_columns} columns"
-            )
-        return _leaf_values(table.column(0), leaf, self.label)
-
-
-def _leaf_values(arr: pa.ChunkedArray, leaf: LeafColumn, label: str) -> pa.ChunkedArray:
-    """Unwrap lists, maps and structs down to the leaf's values (every element, in order).
-
-    Reading one leaf gives a top-level column that holds only that leaf, so each struct
-    has one field and each list one child. Null lists contribute no values; null structs
-    make their fields null (``flatten`` merges the parent's validity).
-    """
-    while True:
-        t = arr.type
-        if (
-            pa.types.is_list(t)
-            or pa.types.is_large_list(t)
-            or pa.types.is_fixed_size_list(t)
-            or pa.types.is_list_view(t)
-            or pa.types.is_large_list_view(t)
-            or pa.types.is_map(t)
-        ):
-            arr = pc.list_flatten(arr)
-        elif pa.types.is_struct(t):
-            names = [t.field(i).name for i in range(t.num_fields)]
-            wanted = [i for i, n in enumerate(names) if n in leaf.path]
-            if t.num_fields != 1 and len(wanted) != 1:
-                raise UnsupportedTypeError(
-                    f"{label}: cannot find leaf {leaf.name} in a struct of {', '.join(names)}"
-                )
-            arr = arr.flatten()[0 if t.num_fields == 1 else wanted[0]]
-        else:
-            return arr
-
-
-def _hashes(reader: _ValueReader, row_group: int, col: _Column) -> np.ndarray:
-    """xxHash64 of every non-null value of one column chunk, as the file stores it."""
-    if col.spec.physical_type is PhysicalType.INT96:
-        return _int96_hashes(reader, row_group, col.leaf)
-    values = reader.read(row_group, col.leaf)
-    try:
-        return _hash_as_stored(values, col)
-    except BloomskipError as e:
-        where = f"{reader.label}: row group {row_group} column {col.leaf.name}"
-        raise type(e)(f"{where}: {e}") from e
-
-
-def _hash_as_stored(values: pa.ChunkedArray, col: _Column) -> np.ndarray:
-    try:
-        return hash_values(values, physical=col.spec)
-    except UnsupportedTypeError:
-        # An Arrow type the hashing does not know (pyarrow restores e.g. durations from
-        # the Arrow schema): hash the file's own logical type instead.
-        if col.ctype.arrow_type is None:
-            raise
-        try:
-            values = values.cast(col.ctype.arrow_type, safe=True)
-        except (pa.ArrowException, ValueError) as e:
-            raise UnsupportedTypeError(
-                f"cannot hash {values.type} as {col.ctype.logical}: {e}"
-            ) from e
-        return hash_values(values, physical=col.spec)
-
-
-def _int96_hashes(reader: _ValueReader, row_group: int, leaf: LeafColumn) -> np.ndarray:
-    """Exact hashes of INT96 timestamps (nanos of day, Julian day) read through pyarrow.
-
-    pyarrow converts INT96 to one int64 in a chosen unit: in nanoseconds it silently
-    wraps outside 1677..2262, in microseconds it drops sub-microsecond digits. Both
-    together are exact: the microsecond read gives the day and the microseconds of the
-    day, the wrapped nanosecond read (modulo 2**64) gives the last three digits.
-    """
-    us = _int64s(reader.read(row_group, leaf, int96_unit="us"))
-    ns = _int64s(reader.read(row_group, leaf, int96_unit="ns"))
-    days = np.floor_divide(us, _US_PER_DAY)
-    us_of_day = us - days * _US_PER_DAY
-    base = days.astype(np.uint64) * np.uint64(_NS_PER_DAY) + us_of_day.astype(
-        np.uint64
-    ) * np.uint64(1000)
-    sub_us = ns.view(np.uint64) - base  # wraps modulo 2**64 exactly as pyarrow's read did
-    if ns.shape != us.shape or np.any(sub_us >= 1000):
-        raise CorruptFileError(
-            f"{reader.label}: row group {row_group} column {leaf.name}: INT96 values read "
-            "in microseconds and nanoseconds disagree"
-        )
-    nanos_of_day = us_of_day * 1000 + sub_us.astype(np.int64)
-    return hash_int96(nanos_of_day, days + _JULIAN_EPOCH_DAY)
-
-
-def _int64s(values: pa.ChunkedArray) -> np.ndarray:
-    valid = pc.drop_null(values)
-    if len(valid) == 0:
-        return np.zeros(0, dtype=np.int64)
-    return valid.combine_chunks().cast(pa.int64()).to_numpy()
-
-
 def _append_filters(
     path: str,
     footer: Footer,
@@ -574,20 +393,20 @@ def _append_filters(
     # the GIL), each with its own view of the file, opened now - before write_table
     # overwrites its temporary file's footer - and written in order as they complete.
     workers = max(1, min(os.cpu_count() or 1, MAX_WORKERS, len(jobs)))
-    readers: queue.SimpleQueue[_ValueReader] = queue.SimpleQueue()
+    readers: queue.SimpleQueue[ValueReader] = queue.SimpleQueue()
     if footer.crypto is not None:
-        opened: list[_ValueReader] = [
-            _DecryptedReader(path, label or footer.path, footer) for _ in range(workers)
+        opened: list[ValueReader] = [
+            DecryptedReader(path, label or footer.path, footer) for _ in range(workers)
         ]
     else:
-        opened = [_ValueReader(path, label or footer.path, int96=int96) for _ in range(workers)]
+        opened = [ValueReader(path, label or footer.path, int96=int96) for _ in range(workers)]
     for r in opened:
         readers.put(r)
 
     def build(job: _Job) -> tuple[Sbbf, int]:
         reader = readers.get()
         try:
-            hashes = _hashes(reader, job.row_group, job.column)
+            hashes = chunk_hashes(reader, job.row_group, job.column)
         finally:
             readers.put(reader)
         return build_filter(hashes, fpp, policy)
@@ -699,79 +518,3 @@ def _progress_bar(total: int, label: str, enabled: bool) -> Iterator[Any]:
         dynamic_ncols=True,
     ) as bar:
         yield bar
-
-
-# ----------------------------------------------------------------------------- files
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
-def _copy_prefix(src: BinaryIO, dst: BinaryIO, length: int, label: str) -> None:
-    """Copy ``src[0:length]`` to the start of ``dst``; leave ``dst`` positioned at ``length``."""
-    done = 0
-    with contextlib.suppress(OSError, AttributeError):  # in-kernel copy when possible
-        while done < length:
-            n = os.copy_file_range(
-                src.fileno(), dst.fileno(), min(length - done, 1 << 30), done, done
-            )
-            if n == 0:
-                break
-            done += n
-    src.seek(done)
-    dst.seek(done)
-    while done < length:
-        chunk = src.read(min(_COPY_CHUNK, length - done))
-        if not chunk:
-            raise CorruptFileError(f"{label}: file ended at byte {done} while being copied")
-        dst.write(chunk)
-        done += len(chunk)
-
-
-@contextlib.contextmanager
-def _atomic_path(target: str, *, mode_from: str | None) -> Iterator[str]:
-    """The path of a new empty temporary file next to ``target``, which replaces it.
-
-    The caller writes the file and closes it inside the block. On leaving the block
-    normally the file is fsynced, given the mode of ``target`` (or of ``mode_from``, or
-    the umask default), renamed over ``target`` and the directory fsynced. On any
-    exception the temporary file is removed and ``target`` is untouched.
-    """
-    directory = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{os.path.basename(target)}.", suffix=".bloomskip.tmp", dir=directory
-    )
-    os.close(fd)
-    try:
-        yield tmp
-        _fsync_path(tmp, os.O_RDWR)
-        os.chmod(tmp, _mode_for(target, mode_from))
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_path(directory, os.O_RDONLY)
-
-
-def _mode_for(target: str, mode_from: str | None) -> int:
-    for candidate in (target, mode_from):
-        if candidate is not None:
-            with contextlib.suppress(OSError):
-                return os.stat(candidate).st_mode & 0o7777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def _fsync_path(path: str, flags: int) -> None:
-    """fsync a file or directory by path (fsync acts on the inode, whichever descriptor)."""
-    fd = os.open(path, flags)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

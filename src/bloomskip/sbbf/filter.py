@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from bloomskip._lazy import lazy
 from bloomskip.errors import (
     IncompatibleFiltersError,
     InvalidBitsetError,
@@ -36,8 +37,10 @@ from bloomskip.errors import (
 )
 from bloomskip.hashing.arrow import Encoding, PhysicalSpec, to_plain_columns
 from bloomskip.hashing.plain import HashAlgorithm, Rows, VarBytes, Words
-from bloomskip.sbbf import kernels, sizing
+from bloomskip.sbbf import sizing
 from bloomskip.sbbf.memory import aligned_zeros
+
+kernels = lazy("bloomskip.sbbf.kernels")
 
 
 class Sbbf:

@@ -32,8 +32,8 @@ import pyarrow as pa
 from bloomskip.errors import SparkJobError
 from bloomskip.index.build import BuildReport, build, refresh
 from bloomskip.index.layout import DEFAULT_FPP, DEFAULT_ZONE_ROWS, ColumnIndex, Zoning
-from bloomskip.index.sources import Source, SourceFile
 from bloomskip.index.zones import FileZones, index_file
+from bloomskip.sources import Source, SourceFile
 from bloomskip.spark.session import require_pyspark, spark_schema
 from bloomskip.spark.wire import WIRE_SCHEMA, decode, encode
 

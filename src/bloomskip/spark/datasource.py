@@ -54,7 +54,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 from pyspark.sql import datasource as sds
 from pyspark.sql import types as st
 
@@ -63,7 +62,6 @@ from bloomskip.errors import (
     CorruptFileError,
     IndexNotFoundError,
     InvalidParameterError,
-    SourceError,
     UnsupportedFileError,
     UnsupportedTypeError,
 )
@@ -78,6 +76,8 @@ from bloomskip.expr.expressions import (
     Reference,
     literal,
 )
+from bloomskip.spark.readfile import merge_ranges, read_file
+from bloomskip.spark.types import lossless, match_column, spark_schema, spark_type
 
 log = logging.getLogger(__name__)
 
@@ -85,95 +85,6 @@ log = logging.getLogger(__name__)
 NAME = "bloomskip"
 #: At most this many skipped files are listed by name in a report (all are counted).
 REPORT_EXAMPLES = 20
-
-
-# ----------------------------------------------------------------------------- types
-
-
-def spark_type(t: pa.DataType) -> st.DataType:
-    """The Spark type a column of Arrow type ``t`` is read as (as Spark's Parquet reader
-    does: unsigned integers widen, UINT64 becomes DECIMAL(20,0))."""
-    if isinstance(t, pa.BaseExtensionType):
-        t = t.storage_type
-    if pa.types.is_dictionary(t):
-        return spark_type(t.value_type)
-    simple: list[tuple[Any, st.DataType]] = [
-        (pa.types.is_boolean, st.BooleanType()),
-        (pa.types.is_int8, st.ByteType()),
-        (pa.types.is_int16, st.ShortType()),
-        (pa.types.is_int32, st.IntegerType()),
-        (pa.types.is_int64, st.LongType()),
-        (pa.types.is_uint8, st.ShortType()),
-        (pa.types.is_uint16, st.IntegerType()),
-        (pa.types.is_uint32, st.LongType()),
-        (pa.types.is_uint64, st.DecimalType(20, 0)),
-        (pa.types.is_float16, st.FloatType()),
-        (pa.types.is_float32, st.FloatType()),
-        (pa.types.is_float64, st.DoubleType()),
-        (pa.types.is_date, st.DateType()),
-        (pa.types.is_null, st.NullType()),
-    ]
-    for test, spark in simple:
-        if test(t):
-            return spark
-    if pa.types.is_decimal(t):
-        if t.precision > 38:
-            raise UnsupportedTypeError(f"{t}: Spark decimals have at most 38 digits")
-        return st.DecimalType(t.precision, t.scale)
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
-        return st.StringType()
-    if (
-        pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_binary_view(t)
-        or pa.types.is_fixed_size_binary(t)
-    ):
-        return st.BinaryType()
-    if pa.types.is_timestamp(t):
-        return st.TimestampNTZType() if t.tz is None else st.TimestampType()
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return st.ArrayType(spark_type(t.value_type), True)
-    if pa.types.is_map(t):
-        return st.MapType(spark_type(t.key_type), spark_type(t.item_type), True)
-    if pa.types.is_struct(t):
-        return st.StructType([st.StructField(f.name, spark_type(f.type), True) for f in t])
-    raise UnsupportedTypeError(f"{t} has no Spark type this reader converts to")
-
-
-def spark_schema(schema: pa.Schema) -> st.StructType:
-    """The Spark schema of a source with Arrow ``schema``; every field nullable (files
-    added later may hold nulls)."""
-    fields = []
-    for f in schema:
-        try:
-            fields.append(st.StructField(f.name, spark_type(f.type), True))
-        except UnsupportedTypeError as e:
-            raise UnsupportedTypeError(
-                f"column {f.name!r}: {e}; pass .schema(...) without it to read the others"
-            ) from None
-    return st.StructType(fields)
-
-
-def _lossless(t: pa.DataType) -> bool:
-    """Whether reading ``t`` as :func:`spark_type` keeps distinct values distinct, so that
-    Spark's equality on what is read is the index's equality on what is stored."""
-    if pa.types.is_dictionary(t):
-        return _lossless(t.value_type)
-    if pa.types.is_timestamp(t):
-        return t.unit in ("s", "ms", "us")  # Spark keeps microseconds: ns are truncated
-    try:
-        spark_type(t)
-    except UnsupportedTypeError:
-        return False
-    return not pa.types.is_nested(t)
-
-
-def _match(name: str, names: Sequence[str]) -> str | None:
-    """``name`` among ``names``: exactly, else the one equal ignoring case (as Spark)."""
-    if name in names:
-        return name
-    folded = [n for n in names if n.lower() == name.lower()]
-    return folded[0] if len(folded) == 1 else None
 
 
 # --------------------------------------------------------------------------- filters
@@ -343,7 +254,7 @@ class BloomskipReader(sds.DataSourceReader):
         fields = {f.name: f.type for f in zi.manifest.schema}
         out = {}
         for f in self.schema.fields:
-            name = _match(f.name, list(fields))
+            name = match_column(f.name, list(fields))
             if name is None or name not in zi.columns:
                 continue
             t = fields[name]
@@ -351,7 +262,7 @@ class BloomskipReader(sds.DataSourceReader):
                 natural = spark_type(t)
             except UnsupportedTypeError:
                 continue
-            if f.dataType == natural and _lossless(t) and _lossless(zi.columns[name].arrow_type):
+            if f.dataType == natural and lossless(t) and lossless(zi.columns[name].arrow_type):
                 out[f.name] = name
         return out
 
@@ -421,7 +332,7 @@ class BloomskipReader(sds.DataSourceReader):
             parts.append(
                 FilePartition(
                     path,
-                    None if zones is None else tuple((a, b - a) for a, b in _merge(zones)),
+                    None if zones is None else tuple((a, b - a) for a, b in merge_ranges(zones)),
                     None if ident is None else ident[0],
                     None if ident is None else ident[1],
                 )
@@ -447,7 +358,7 @@ class BloomskipReader(sds.DataSourceReader):
 
     def _fallback(self, zi, why: str, report: dict[str, Any]):
         """Every file a candidate, read in full: the index could not answer."""
-        from bloomskip.index.sources import from_json, resolve
+        from bloomskip.sources import from_json, resolve
 
         log.warning("bloomskip: %s; reading every file of the source", why)
         if self.path is not None:
@@ -485,7 +396,9 @@ class BloomskipReader(sds.DataSourceReader):
     def read(self, partition: sds.InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, FilePartition):  # Spark's stand-in for "no partitions"
             return
-        yield from read_file(partition, self.schema)
+        p = partition
+        identity = None if p.size is None else (p.size, p.mtime_ns)
+        yield from read_file(p.path, p.zones, identity, self.schema)
 
 
 def _rename(e: Expression, column: str) -> Expression:
@@ -521,7 +434,7 @@ def _fragment_identity(zi) -> dict[str, tuple[int, int]]:
 
 
 def _same_source(path: str, src) -> bool:
-    from bloomskip.index.sources import resolve
+    from bloomskip.sources import resolve
 
     given = resolve(path)
     return given.scheme == src.scheme and tuple(given.paths) == tuple(src.paths)
@@ -530,7 +443,7 @@ def _same_source(path: str, src) -> bool:
 def _restrict(path: str, zi, candidates, skipped):
     """Answers for exactly the files under ``path`` (what Spark's own reader would read):
     the index's answer for the files it covers, every other listed file in full."""
-    from bloomskip.index.sources import resolve
+    from bloomskip.sources import resolve
 
     src = resolve(path)
     files = [src.uri_of(f.path) for f in src.list()]
@@ -578,152 +491,6 @@ def _write_json(path: str, data: dict[str, Any]) -> None:
             raise
     except OSError as e:
         log.warning("bloomskip: cannot write the skip report to %s: %s", path, e)
-
-
-# --------------------------------------------------------------------------- reading
-
-
-def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
-    if "://" in uri and not uri.startswith("file://"):
-        try:
-            return pafs.FileSystem.from_uri(uri)
-        except (OSError, ValueError) as e:
-            raise SourceError(f"{uri}: not a file system URI pyarrow can open: {e}") from e
-    return pafs.LocalFileSystem(), uri.removeprefix("file://")
-
-
-def read_file(part: FilePartition, schema: st.StructType) -> Iterator[pa.RecordBatch]:
-    """The rows of ``part`` (only its candidate zones), as batches of ``schema``."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    target = to_arrow_schema(schema, timezone="UTC")
-    fs, path = _filesystem(part.path)
-    zones = part.zones
-    if zones is not None and part.size is not None:
-        info = fs.get_file_info(path)
-        if (int(info.size or 0), int(info.mtime_ns or 0)) != (part.size, part.mtime_ns):
-            zones = None  # rewritten since it was indexed: offsets no longer apply
-    try:
-        fh = fs.open_input_file(path)
-    except (OSError, ValueError) as e:
-        raise SourceError(f"{part.path}: cannot open: {e}") from e
-    with fh:
-        head = fh.read(4)
-        fh.seek(0)
-        if head[:3] == b"ORC":
-            counts, names, read_group = _orc(fh, part.path)
-        else:
-            counts, names, read_group = _parquet(fh, part.path)
-        columns = {f.name: _match(f.name, names) for f in target}
-        wanted = sorted({c for c in columns.values() if c is not None}, key=names.index)
-        ranges = None if zones is None else _merge(zones)
-        start = 0
-        for i, n in enumerate(counts):
-            local = [(0, n)] if ranges is None else _overlap(ranges, start, start + n)
-            start += n
-            if not local:
-                continue
-            try:  # no wanted column: read one to count rows (ORC returns none for [])
-                table = read_group(i, wanted or names[:1])
-            except (OSError, pa.ArrowException) as e:
-                raise CorruptFileError(f"{part.path}: cannot read row group {i}: {e}") from e
-            if local != [(0, n)]:
-                table = pa.concat_tables([table.slice(a, b - a) for a, b in local])
-            if table.num_rows:
-                yield _conform(table, target, columns, part.path)
-
-
-def _merge(zones: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Zones (start, length) as sorted, disjoint [start, end) ranges."""
-    out: list[list[int]] = []
-    for a, n in sorted((int(a), int(n)) for a, n in zones):
-        if n <= 0:
-            continue
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], a + n)
-        else:
-            out.append([a, a + n])
-    return [(a, b) for a, b in out]
-
-
-def _overlap(ranges: list[tuple[int, int]], lo: int, hi: int) -> list[tuple[int, int]]:
-    """The parts of ``ranges`` inside [lo, hi), relative to ``lo``."""
-    import bisect
-
-    i = bisect.bisect_right(ranges, (lo, float("inf"))) - 1
-    i = max(i, 0)
-    out = []
-    for a, b in ranges[i:]:
-        if a >= hi:
-            break
-        if b > lo:
-            out.append((max(a, lo) - lo, min(b, hi) - lo))
-    return out
-
-
-def _parquet(fh, label: str):
-    import pyarrow.parquet as pq
-
-    try:
-        pf = pq.ParquetFile(fh)
-    except (OSError, pa.ArrowException) as e:
-        raise CorruptFileError(f"{label}: not a readable Parquet file: {e}") from e
-    meta = pf.metadata
-    counts = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
-    names = pf.schema_arrow.names
-
-    def read_group(i: int, columns: list[str]) -> pa.Table:
-        return pf.read_row_group(i, columns=columns, use_threads=False)
-
-    return counts, names, read_group
-
-
-def _orc(fh, label: str):
-    import pyarrow.orc as orc
-
-    from bloomskip.orc.file import read_orc
-
-    counts = [s.num_rows for s in read_orc(fh, name=label).stripes]
-    fh.seek(0)
-    try:
-        of = orc.ORCFile(fh)
-        names = of.schema.names
-    except (OSError, pa.ArrowException) as e:
-        raise CorruptFileError(f"{label}: not a readable ORC file: {e}") from e
-
-    def read_group(i: int, columns: list[str]) -> pa.Table:
-        return pa.Table.from_batches([of.read_stripe(i, columns=columns)])
-
-    return counts, names, read_group
-
-
-def _conform(
-    table: pa.Table, target: pa.Schema, columns: dict[str, str | None], label: str
-) -> pa.RecordBatch:
-    """``table`` as one batch of exactly ``target`` (Spark checks types and widths)."""
-    table = table.combine_chunks()
-    arrays = []
-    for f in target:
-        name = columns[f.name]
-        if name is None:  # a file without the column: nulls, as Spark reads it
-            arrays.append(pa.nulls(table.num_rows, f.type))
-            continue
-        col = table.column(name)
-        arr = col.chunk(0) if col.num_chunks == 1 else pa.concat_arrays(col.chunks)
-        arrays.append(_cast(arr, f.type, f"{label}: column {name!r}"))
-    return pa.RecordBatch.from_arrays(arrays, schema=target)
-
-
-def _cast(arr: pa.Array, t: pa.DataType, what: str) -> pa.Array:
-    if arr.type == t:
-        return arr
-    # Timestamps finer than Spark's microseconds are truncated (the reader never pushes
-    # equality on them); every other cast must be exact.
-    safe = not (pa.types.is_timestamp(arr.type) and pa.types.is_timestamp(t))
-    try:
-        return arr.cast(t, safe=safe)
-    except (pa.ArrowException, ValueError) as e:
-        raise UnsupportedTypeError(f"{what}: {arr.type} does not convert to {t}: {e}") from e
 
 
 __all__ = [

@@ -18,8 +18,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from bloomskip import formats
 from bloomskip.errors import BloomskipError, SparkJobError
-from bloomskip.index.sources import SourceFile, resolve
+from bloomskip.sources import SourceFile, resolve
 from bloomskip.spark.build import plan_tasks
 from bloomskip.spark.session import require_pyspark, spark_schema
 
@@ -171,9 +172,8 @@ def add_bloom_filters(
 
 def _is_parquet(path: str) -> bool:
     try:
-        with open(path, "rb") as fh:
-            return fh.read(4) == b"PAR1"
-    except OSError:
+        return formats.of_path(path).name == "parquet"
+    except (BloomskipError, OSError):
         return False
 
 

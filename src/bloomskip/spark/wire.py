@@ -29,8 +29,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bloomskip.index.sources import SourceFile
 from bloomskip.index.zones import ColumnZones, FileZones
+from bloomskip.sources import SourceFile
 
 WIRE_SCHEMA = pa.schema(
     [

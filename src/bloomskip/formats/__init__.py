@@ -1,0 +1,81 @@
+"""The file formats bloomskip reads, in one registry: every place that must tell Parquet
+from ORC asks here.
+
+>>> from bloomskip import formats
+>>> formats.of_path("events.parquet").prune("events.parquet", "id = 7")   # doctest: +SKIP
+
+Each format (:mod:`.parquet`, :mod:`.orc`) declares how it is recognised (its magic
+bytes and file extensions), opens a :class:`~.base.FileReader` (schema, rows per unit,
+reads of whole files or single units) and answers ``prune``, ``probe`` and ``inspect``.
+Datasets that are not files (Lance, and tables) are *sources*, not formats
+(:mod:`bloomskip.sources`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, BinaryIO
+
+from bloomskip.errors import UnsupportedFileError
+from bloomskip.formats.base import FileFormat, FileReader
+from bloomskip.formats.orc import OrcFormat
+from bloomskip.formats.parquet import ParquetFormat
+from bloomskip.localfiles import open_regular
+
+#: Every format, in the order files are tested.
+FORMATS: tuple[FileFormat, ...] = (ParquetFormat(), OrcFormat())
+#: Extensions a lake listing keeps (files without an extension are kept too).
+EXTENSIONS: tuple[str, ...] = tuple(e for f in FORMATS for e in f.extensions)
+
+
+def by_name(name: str) -> FileFormat:
+    for f in FORMATS:
+        if f.name == name:
+            return f
+    raise UnsupportedFileError(f"no file format {name!r}; bloomskip reads {_names()}")
+
+
+def detect(head: bytes, label: str) -> FileFormat:
+    """The format of a file that starts with ``head``, or
+    :class:`~bloomskip.errors.UnsupportedFileError`."""
+    for f in FORMATS:
+        if f.sniff(head):
+            return f
+    raise UnsupportedFileError(f"{label}: neither {_names()} (starts {head[:4]!r})")
+
+
+def of_path(path: str | os.PathLike) -> FileFormat:
+    """The format of the local file ``path`` (a regular file: FIFOs and devices are
+    refused before anything reads them)."""
+    with open_regular(path) as fh:
+        return detect(fh.read(4), os.fspath(path))
+
+
+def open_reader(fh: BinaryIO, label: str) -> FileReader:
+    """A reader over the open file ``fh``, whatever its format."""
+    head = fh.read(4)
+    fh.seek(0)
+    return detect(head, label).reader(fh, label)
+
+
+def options_for(fmt: FileFormat, **options: Any) -> dict[str, Any]:
+    """``options`` without those ``fmt`` does not take (e.g. Parquet keys for ORC)."""
+    return {k: v for k, v in options.items() if k in fmt.options}
+
+
+def _names() -> str:
+    names = [f.name.capitalize() if f.name == "parquet" else f.name.upper() for f in FORMATS]
+    return " nor ".join(names) + " file" if len(names) == 2 else ", ".join(names)
+
+
+__all__ = [
+    "EXTENSIONS",
+    "FORMATS",
+    "FileFormat",
+    "FileReader",
+    "by_name",
+    "detect",
+    "of_path",
+    "open_reader",
+    "options_for",
+]

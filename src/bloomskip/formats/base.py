@@ -1,0 +1,93 @@
+"""What every file format bloomskip reads declares: how it is recognised, its schema and
+units, how units are read, pruned, probed and inspected.
+
+A *unit* is what a reader can skip: a Parquet row group, an ORC stripe (ORC's row groups
+inside stripes are pruning units too, but reading happens by stripe). The zone index cuts
+zones at unit boundaries (``align="row_groups"``), the Spark data source reads only the
+units its candidate zones overlap, and ``prune`` decides units with the pruning engine
+(:mod:`bloomskip.prune`), from the evidence of each format's own module.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Any, BinaryIO, ClassVar
+
+import pyarrow as pa
+
+from bloomskip.hashing.arrow import PhysicalSpec
+from bloomskip.prune.result import ProbeResult, PruneResult
+
+
+class FileReader(ABC):
+    """One open data file: its Arrow schema, the rows of each unit, and reads."""
+
+    #: The format's name ("parquet", "orc").
+    format: ClassVar[str]
+
+    def __init__(self, schema: pa.Schema, unit_rows: Sequence[int]) -> None:
+        self.schema = schema
+        self.unit_rows = list(unit_rows)
+
+    @property
+    def num_rows(self) -> int:
+        return sum(self.unit_rows)
+
+    @abstractmethod
+    def read(self, columns: Sequence[str]) -> pa.Table:
+        """The whole file's ``columns``."""
+
+    @abstractmethod
+    def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
+        """One unit's ``columns``."""
+
+    def physical_spec(self, column: str, arrow_type: pa.DataType) -> PhysicalSpec | None:
+        """How the file stores ``column`` (Parquet: its physical type), when it says and
+        the column reads as ``arrow_type``."""
+        return None
+
+
+class FileFormat(ABC):
+    """A file format: recognised by its first bytes, read through :class:`FileReader`."""
+
+    name: ClassVar[str]
+    #: File name extensions a lake's listing keeps for this format (lower case).
+    extensions: ClassVar[tuple[str, ...]]
+
+    @abstractmethod
+    def sniff(self, head: bytes) -> bool:
+        """Whether a file starting with ``head`` (at least 4 bytes) is of this format."""
+
+    @abstractmethod
+    def reader(self, fh: BinaryIO, label: str) -> FileReader:
+        """A reader over the open, seekable binary file ``fh`` (``label`` names it in
+        errors)."""
+
+    #: Where the format's ``prune``, ``probe`` and ``inspect`` live (imported on use).
+    prune_module: ClassVar[str]
+    inspect_function: ClassVar[str]  # "module:function"
+
+    def prune(self, path: str | os.PathLike, predicate: Any, **options: Any) -> PruneResult:
+        """Which units of ``path`` may hold rows matching ``predicate``, and why."""
+        return importlib.import_module(self.prune_module).prune(path, predicate, **options)
+
+    def probe(
+        self, path: str | os.PathLike, column: str, values: Iterable[Any], **options: Any
+    ) -> ProbeResult:
+        """What each unit's bloom filter says of ``values``."""
+        return importlib.import_module(self.prune_module).probe(path, column, values, **options)
+
+    def inspect(self, path: str | os.PathLike, **options: Any) -> dict[str, Any]:
+        """A JSON-ready description of every bloom filter in ``path``."""
+        module, _, function = self.inspect_function.partition(":")
+        return getattr(importlib.import_module(module), function)(path, **options)
+
+    #: Options its ``prune``/``probe``/``inspect`` accept beyond the common ones
+    #: (Parquet: ``decryption``).
+    options: ClassVar[frozenset[str]] = frozenset()
+
+
+__all__ = ["FileFormat", "FileReader"]

@@ -1,0 +1,50 @@
+"""ORC as a :class:`~bloomskip.formats.base.FileFormat`: files that start with ``ORC``,
+units are stripes (their row groups are pruning units too); pruning, probing and
+inspecting are :mod:`bloomskip.orc`'s."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import BinaryIO
+
+import pyarrow as pa
+
+from bloomskip.errors import CorruptFileError
+from bloomskip.formats.base import FileFormat, FileReader
+
+
+class OrcReader(FileReader):
+    format = "orc"
+
+    def __init__(self, fh: BinaryIO, label: str) -> None:
+        import pyarrow.orc as po
+
+        from bloomskip.orc.file import read_orc
+
+        stripes = [s.num_rows for s in read_orc(fh, name=label).stripes]
+        fh.seek(0)
+        try:
+            self._of = po.ORCFile(fh)
+            super().__init__(self._of.schema, stripes)
+        except (OSError, pa.ArrowException) as e:
+            raise CorruptFileError(f"{label}: not a readable ORC file: {e}") from e
+
+    def read(self, columns: Sequence[str]) -> pa.Table:
+        return self._of.read(columns=list(columns))
+
+    def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
+        return pa.Table.from_batches([self._of.read_stripe(unit, columns=list(columns))])
+
+
+class OrcFormat(FileFormat):
+    name = "orc"
+    extensions = (".orc",)
+
+    prune_module = "bloomskip.orc.prune"
+    inspect_function = "bloomskip.orc.inspect:inspect_orc"
+
+    def sniff(self, head: bytes) -> bool:
+        return head[:3] == b"ORC"
+
+    def reader(self, fh: BinaryIO, label: str) -> FileReader:
+        return OrcReader(fh, label)

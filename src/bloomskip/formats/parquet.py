@@ -1,0 +1,59 @@
+"""Parquet as a :class:`~bloomskip.formats.base.FileFormat`: files that start with ``PAR1``
+(``PARE``: an encrypted footer), units are row groups; pruning, probing and inspecting
+are :mod:`bloomskip.parquet`'s."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import BinaryIO
+
+import pyarrow as pa
+
+from bloomskip.errors import CorruptFileError
+from bloomskip.formats.base import FileFormat, FileReader
+from bloomskip.hashing.arrow import PhysicalSpec
+
+
+class ParquetReader(FileReader):
+    format = "parquet"
+
+    def __init__(self, fh: BinaryIO, label: str) -> None:
+        import pyarrow.parquet as pq
+
+        try:
+            self._pf = pq.ParquetFile(fh)
+            meta = self._pf.metadata
+            groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+            super().__init__(self._pf.schema_arrow, groups)
+        except (OSError, pa.ArrowException) as e:
+            raise CorruptFileError(f"{label}: not a readable Parquet file: {e}") from e
+        self._fh, self._label = fh, label
+
+    def read(self, columns: Sequence[str]) -> pa.Table:
+        return self._pf.read(columns=list(columns), use_threads=False)
+
+    def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
+        return self._pf.read_row_group(unit, columns=list(columns), use_threads=False)
+
+    def physical_spec(self, column: str, arrow_type: pa.DataType) -> PhysicalSpec | None:
+        from bloomskip.parquet.footer import read_footer
+        from bloomskip.parquet.schema import column_type
+
+        self._fh.seek(0)
+        ctype = column_type(read_footer(self._fh, name=self._label).leaf(column))
+        return ctype.spec if ctype.arrow_type == arrow_type else None
+
+
+class ParquetFormat(FileFormat):
+    name = "parquet"
+    extensions = (".parquet", ".parq", ".pq")
+    options = frozenset({"decryption"})
+
+    prune_module = "bloomskip.parquet.prune"
+    inspect_function = "bloomskip.parquet.inspect:inspect_file"
+
+    def sniff(self, head: bytes) -> bool:
+        return head[:4] in (b"PAR1", b"PARE")
+
+    def reader(self, fh: BinaryIO, label: str) -> FileReader:
+        return ParquetReader(fh, label)

@@ -1,0 +1,55 @@
+"""Sources of data for an index: what a path or URI names, and what a manifest recorded.
+
+* :mod:`.base` - the :class:`~.base.Source` protocol every source implements, and
+  :class:`~.base.SourceFile` (a file's identity);
+* :mod:`.files` - a lake of Parquet and ORC files in a directory or on an object store.
+
+Datasets with their own layout are further kinds of source, found by name in
+:data:`DATASETS` and loaded only when a path is one of them, so this package depends on
+none of them: a Lance dataset directory (its fragments stand for files,
+:mod:`bloomskip.lance.source`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Sequence
+
+from bloomskip.errors import SourceError
+from bloomskip.sources.base import IndexRead, Source, SourceFile
+from bloomskip.sources.files import FileSource
+
+#: Dataset kinds: the name a manifest records, and ``module:class`` of the source. Each
+#: class has ``claims(path) -> bool``, ``at(path)`` and ``from_json(data)``.
+DATASETS = {"lance": "bloomskip.lance.source:LanceSource"}
+
+
+def _kind(name: str) -> type:
+    module, _, cls = DATASETS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def resolve(source: str | os.PathLike | Sequence[str | os.PathLike]) -> Source:
+    """The source a path, URI or list of them (all on one file system) names."""
+    if isinstance(source, str | os.PathLike):
+        for name in DATASETS:
+            kind = _kind(name)
+            if kind.claims(source):
+                return kind.at(os.fspath(source))
+        return FileSource.resolve([source], single=True)
+    items = list(source)
+    if not items:
+        raise SourceError("an empty list of files is not a source")
+    return FileSource.resolve(items, single=False)
+
+
+def from_json(data: dict) -> Source:
+    """The source an index manifest recorded (:meth:`Source.to_json`)."""
+    kind = data.get("filesystem")
+    if kind in DATASETS:
+        return _kind(kind).from_json(data)
+    return FileSource.from_json(data)
+
+
+__all__ = ["DATASETS", "FileSource", "IndexRead", "Source", "SourceFile", "from_json", "resolve"]

@@ -1,0 +1,103 @@
+"""What a zone index covers: a *source* lists its files (or what stands for them) and
+reads one of them for indexing.
+
+A source is a lake of files (:mod:`.files`), or a dataset whose units are not plain
+files (a Lance dataset's fragments, :mod:`bloomskip.lance.source`). Every source
+implements :class:`Source`; the index and the Spark pipeline use nothing else of it.
+
+A file's identity is ``(path, size, mtime_ns)``: an index trusts what it knows of a file
+only while both size and modification time are unchanged. A file rewritten to the same
+size within the file system's timestamp granularity cannot be told apart; the docs say
+so.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pyarrow as pa
+
+from bloomskip.hashing.arrow import PhysicalSpec
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One data file as listed: its path in its file system, size and mtime."""
+
+    path: str
+    size: int
+    mtime_ns: int
+
+    @property
+    def identity(self) -> tuple[str, int, int]:
+        return (self.path, self.size, self.mtime_ns)
+
+
+@dataclass(frozen=True)
+class IndexRead:
+    """One file's columns, read for indexing: its format, the table, the rows of each
+    unit (row group, stripe; None for sources that are not files) and, for sources whose
+    rows have gaps (a Lance fragment with deletions), the row offset of each value."""
+
+    format: str
+    table: pa.Table
+    groups: Sequence[int] | None = None
+    row_offsets: np.ndarray | None = None
+
+
+class Source(ABC):
+    """A source of data for a zone index."""
+
+    #: The value encoding an index uses by default for this source: ``"parquet"``
+    #: (PLAIN bytes of the physical type, as Parquet's own filters) or ``"arrow"``.
+    default_encoding: ClassVar[str] = "parquet"
+
+    uri: str
+
+    @property
+    @abstractmethod
+    def scheme(self) -> str:
+        """What kind of source and storage it is, as manifests record it ("local",
+        "s3", "gcs", "lance", ...)."""
+
+    @abstractmethod
+    def list(self) -> list[SourceFile]:
+        """Every file (or unit standing for one) of the source, sorted by path."""
+
+    @abstractmethod
+    def to_json(self) -> dict:
+        """What a manifest records to find the source again
+        (:func:`bloomskip.sources.from_json`)."""
+
+    @abstractmethod
+    def read_for_index(self, file: SourceFile, names: Sequence[str]) -> IndexRead:
+        """The columns ``names`` of ``file``, for indexing; raises
+        :class:`~bloomskip.errors.BloomskipError` if the file changed since it was
+        listed or cannot be read."""
+
+    @abstractmethod
+    def arrow_schema(self, listing: Sequence[SourceFile]) -> pa.Schema:
+        """The source's Arrow schema (``listing``: its files, as listed now)."""
+
+    def uri_of(self, path: str) -> str:
+        """A path as a user (or Spark) writes it."""
+        return path
+
+    def physical_spec(
+        self, column: str, arrow_type: pa.DataType, listing: Sequence[SourceFile]
+    ) -> PhysicalSpec | None:
+        """How the source's files store ``column`` (read as ``arrow_type``), if they say
+        (Parquet's physical type), so zone filters equal the filters those files carry."""
+        return None
+
+    def fragment_id_of(self, path: str) -> int | None:
+        """The fragment id an index should give ``path``, if the source has its own
+        (Lance's); None: the index numbers files itself."""
+        return None
+
+
+__all__ = ["IndexRead", "Source", "SourceFile"]

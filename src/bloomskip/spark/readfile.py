@@ -1,0 +1,139 @@
+"""Reading one candidate file of the ``bloomskip`` data source: only the units (Parquet row
+groups, ORC stripes) that overlap its candidate zones, then only the rows inside them, as
+Arrow batches of exactly the declared Spark schema.
+
+A file whose size or modification time changed since it was indexed is read in full: the
+zones' row offsets no longer apply to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+from pyspark.sql import types as st
+
+from bloomskip import formats
+from bloomskip.errors import (
+    CorruptFileError,
+    SourceError,
+    UnsupportedFileError,
+    UnsupportedTypeError,
+)
+from bloomskip.spark.types import match_column
+
+
+def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    if "://" in uri and not uri.startswith("file://"):
+        try:
+            return pafs.FileSystem.from_uri(uri)
+        except (OSError, ValueError) as e:
+            raise SourceError(f"{uri}: not a file system URI pyarrow can open: {e}") from e
+    return pafs.LocalFileSystem(), uri.removeprefix("file://")
+
+
+def read_file(
+    uri: str,
+    zones: Sequence[tuple[int, int]] | None,
+    identity: tuple[int, int] | None,
+    schema: st.StructType,
+) -> Iterator[pa.RecordBatch]:
+    """The rows of the file ``uri`` inside ``zones`` ((start, length) row ranges; None:
+    every row), as batches of ``schema``. ``identity`` is the file's (size, mtime_ns)
+    when indexed: if it changed, every row is read."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    target = to_arrow_schema(schema, timezone="UTC")
+    fs, path = _filesystem(uri)
+    if zones is not None and identity is not None:
+        info = fs.get_file_info(path)
+        if (int(info.size or 0), int(info.mtime_ns or 0)) != identity:
+            zones = None  # rewritten since it was indexed: offsets no longer apply
+    try:
+        fh = fs.open_input_file(path)
+    except (OSError, ValueError) as e:
+        raise SourceError(f"{uri}: cannot open: {e}") from e
+    with fh:
+        try:
+            reader = formats.open_reader(fh, uri)
+        except UnsupportedFileError as e:
+            raise CorruptFileError(str(e)) from e
+        counts, names = reader.unit_rows, reader.schema.names
+        columns = {f.name: match_column(f.name, names) for f in target}
+        wanted = sorted({c for c in columns.values() if c is not None}, key=names.index)
+        ranges = None if zones is None else merge_ranges(zones)
+        start = 0
+        for i, n in enumerate(counts):
+            local = [(0, n)] if ranges is None else _overlap(ranges, start, start + n)
+            start += n
+            if not local:
+                continue
+            try:  # no wanted column: read one to count rows (ORC returns none for [])
+                table = reader.read_unit(i, wanted or names[:1])
+            except (OSError, pa.ArrowException) as e:
+                raise CorruptFileError(f"{uri}: cannot read row group {i}: {e}") from e
+            if local != [(0, n)]:
+                table = pa.concat_tables([table.slice(a, b - a) for a, b in local])
+            if table.num_rows:
+                yield _conform(table, target, columns, uri)
+
+
+def merge_ranges(zones: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Zones (start, length) as sorted, disjoint [start, end) ranges."""
+    out: list[list[int]] = []
+    for a, n in sorted((int(a), int(n)) for a, n in zones):
+        if n <= 0:
+            continue
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], a + n)
+        else:
+            out.append([a, a + n])
+    return [(a, b) for a, b in out]
+
+
+def _overlap(ranges: list[tuple[int, int]], lo: int, hi: int) -> list[tuple[int, int]]:
+    """The parts of ``ranges`` inside [lo, hi), relative to ``lo``."""
+    import bisect
+
+    i = bisect.bisect_right(ranges, (lo, float("inf"))) - 1
+    i = max(i, 0)
+    out = []
+    for a, b in ranges[i:]:
+        if a >= hi:
+            break
+        if b > lo:
+            out.append((max(a, lo) - lo, min(b, hi) - lo))
+    return out
+
+
+def _conform(
+    table: pa.Table, target: pa.Schema, columns: dict[str, str | None], label: str
+) -> pa.RecordBatch:
+    """``table`` as one batch of exactly ``target`` (Spark checks types and widths)."""
+    table = table.combine_chunks()
+    arrays = []
+    for f in target:
+        name = columns[f.name]
+        if name is None:  # a file without the column: nulls, as Spark reads it
+            arrays.append(pa.nulls(table.num_rows, f.type))
+            continue
+        col = table.column(name)
+        arr = col.chunk(0) if col.num_chunks == 1 else pa.concat_arrays(col.chunks)
+        arrays.append(_cast(arr, f.type, f"{label}: column {name!r}"))
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _cast(arr: pa.Array, t: pa.DataType, what: str) -> pa.Array:
+    if arr.type == t:
+        return arr
+    # Timestamps finer than Spark's microseconds are truncated (the reader never pushes
+    # equality on them); every other cast must be exact.
+    safe = not (pa.types.is_timestamp(arr.type) and pa.types.is_timestamp(t))
+    try:
+        return arr.cast(t, safe=safe)
+    except (pa.ArrowException, ValueError) as e:
+        raise UnsupportedTypeError(f"{what}: {arr.type} does not convert to {t}: {e}") from e
+
+
+__all__ = ["merge_ranges", "read_file"]
