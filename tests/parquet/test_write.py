@@ -523,7 +523,7 @@ def _fail_on_call(n: int, real):
 
 
 #: function that fails -> on which call (the third filter, or the only footer/rename)
-FAILURES = {"_hashes": 3, "_write_filter": 3, "_write_footer": 1, "replace": 1}
+FAILURES = {"chunk_hashes": 3, "_write_filter": 3, "_write_footer": 1, "replace": 1}
 
 
 @pytest.mark.parametrize("where", list(FAILURES))
