@@ -226,6 +226,8 @@ REFUSED: list[tuple[str, tuple[str, ...], str]] = [
     ("vacuum-dir", ("index", "vacuum", "{dir}"), "no zone index"),
     ("vacuum-keep-0", ("index", "vacuum", "{index}", "--keep", "0"), "version count"),
     ("vacuum-keep-neg", ("index", "vacuum", "{index}", "--keep", "-1"), "version count"),
+    ("vacuum-keep-text", ("index", "vacuum", "{index}", "--keep", "five"), "version count"),
+    ("build-zone-rows-text", (*BUILD, "--zone-rows", "lots"), "zone row count"),
     ("index-action", ("index", "drop", "{index}"), "invalid choice"),
     # demo: refused before any lake is generated or Spark started
     ("demo-files-0", ("demo", "--files", "0"), "file count"),
@@ -313,7 +315,23 @@ def test_a_fifo_is_refused_before_it_is_opened(world, template):
     assert "Traceback" not in err and done.stdout == b""
 
 
-def test_non_utf8_bytes_in_paths(world, tmp_path):
+def test_spark_that_cannot_start_is_one_line(world):
+    """--spark with a Java that cannot run: one line naming the master, exit 2."""
+    pytest.importorskip("pyspark")
+    env = {**os.environ, "JAVA_HOME": "/nonexistent-java"}
+    argv = _argv(("index", "build", "{lake}", "{newindex}", "-c", "id"), world)
+    done = subprocess.run(
+        [sys.executable, "-m", "bloomskip.cli", *argv, "--spark", "local[1]"],
+        capture_output=True,
+        timeout=300,
+        env=env,
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 2 and "Traceback" not in err, err
+    assert err.splitlines()[-1].startswith("bloomskip: error: cannot start Spark on local[1]: ")
+
+
+def test_non_utf8_bytes_in_paths(world):
     raw = os.fsencode(world["dir"]) + b"/\xff\xfe-missing.parquet"
     done = _cli("inspect", raw)
     assert done.returncode == 2 and b"Traceback" not in done.stderr
@@ -334,8 +352,11 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
 def test_ctrl_c_in_a_real_process():
     script = textwrap.dedent(
         """
-        import sys, time
+        import signal, sys, time
         import bloomskip.cli.size as size
+
+        # As in a terminal: a runner in the background may have started us ignoring SIGINT.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
         def slow(args):
             print("running", flush=True)

@@ -176,17 +176,17 @@ def stages(text: str) -> list[str]:
 
 _MASTER = re.compile(
     r"local(\[(\*|[1-9]\d{0,4})(,[1-9]\d{0,4})?\])?|local-cluster\[\d{1,5},\d{1,5},\d{1,7}\]"
-    r"|yarn|(spark|k8s|mesos|sc)://[^\s/]\S*"
+    r"|yarn|(spark|k8s|mesos)://[^\s/]\S*"
 )
 
 
 def spark_master(text: str) -> str:
     """A Spark master URL: ``local``, ``local[4]``, ``local[*]``, ``spark://host:7077``,
-    ``yarn``, ``k8s://...``, ``sc://host`` (Spark Connect)."""
+    ``yarn``, ``k8s://...``, ``mesos://...``."""
     if not _MASTER.fullmatch(text):
         raise Bad(
-            f"not a Spark master: {text!r} (use local[*], local[4], spark://host:7077, yarn, "
-            "k8s://https://host:443 or sc://host)"
+            f"not a Spark master: {text!r} (use local[*], local[4], spark://host:7077, yarn "
+            "or k8s://https://host:443)"
         )
     return text
 

@@ -12,6 +12,7 @@ import argparse
 
 from bloomskip.cli import args as types
 from bloomskip.cli.common import CommandListFormatter, emit, emit_json, require_java
+from bloomskip.errors import BloomskipError, SparkJobError
 
 DESCRIPTION = """\
 An external bloom filter index over a whole lake of Parquet/ORC files, in the layout
@@ -121,7 +122,16 @@ def _engine(args: argparse.Namespace):
     from bloomskip.spark import local_session
     from bloomskip.spark.build import spark_runner
 
-    return spark_runner(local_session(args.spark, app_name="bloomskip index"))
+    try:
+        session = local_session(args.spark, app_name="bloomskip index")
+    except BloomskipError:
+        raise
+    except Exception as e:  # Py4JJavaError, PySparkRuntimeError: no JVM, no master, ...
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+        why = next((x for x in lines if "Error" in x or "Exception" in x), "")
+        why = (why or (lines[0] if lines else type(e).__name__)).lstrip(": ")
+        raise SparkJobError(f"cannot start Spark on {args.spark}: {why[:500]}") from None
+    return spark_runner(session)
 
 
 def _report(rep, as_json: bool) -> int:
