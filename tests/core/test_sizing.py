@@ -104,6 +104,28 @@ def test_bad_fpp_is_a_clear_error(fpp):
         sizing.num_bytes_for(100, fpp)
 
 
+@pytest.mark.parametrize("fpp", [1e-300, 1e-128, 1 - 1e-16, 0.9999999])
+def test_fpp_beyond_what_the_formula_computes_is_refused(fpp):
+    """Inside (0, 1) but where ``1 - fpp ** (1/8)`` rounds to 1 or 0 in float64: a typed
+    error naming the accepted range, never ZeroDivisionError or a math domain error."""
+    for policy in sizing.POLICIES:
+        with pytest.raises(InvalidParameterError, match=r"from 1e-100 to 0\.999999"):
+            sizing.num_bytes_for(1000, fpp, policy)  # type: ignore[arg-type]
+    assert sizing.num_bytes_for(10**6, sizing.MIN_FPP) == sizing.MAX_BYTES
+    assert sizing.num_bytes_for(10**6, sizing.MAX_FPP) == 65536
+
+
+def test_ndv_and_sizes_that_would_overflow_or_divide_by_zero_are_refused():
+    with pytest.raises(InvalidParameterError, match="ndv must be an int from 0 to 2"):
+        sizing.num_bytes_for(10**400, 0.01)  # -8.0 * ndv would overflow
+    assert sizing.num_bytes_for(sizing.MAX_NDV, 0.01) == sizing.MAX_BYTES
+    for bad in (0, -32, float("nan"), float("inf"), "32"):
+        with pytest.raises(InvalidParameterError, match="num_bytes"):
+            sizing.putze_fpp(10, bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="num_bytes"):
+        sizing.ndv_from_fill(0.5, 16)
+
+
 def test_bad_ndv_and_policy():
     with pytest.raises(InvalidParameterError, match="ndv must be an int"):
         sizing.num_bytes_for(-1, 0.01)

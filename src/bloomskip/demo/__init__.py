@@ -1,9 +1,12 @@
 """``bloomskip demo``: point lookups on a 20M-row lake, three ways, with Spark.
 
 * :mod:`.lake` - a synthetic Parquet lake (numpy, seeded), re-used between runs;
-* :mod:`.job` - the job: zone index built with Spark, a copy of the lake with Spark's
-  native Parquet bloom filters, lookups by full scan / native bloom / bloomskip, checked
-  to return the same rows and timed (shared with ``bench/spark.py``);
+* :mod:`.native` - the lake's copy with Spark's native Parquet bloom filters, and
+  bloomskip's filters added to the lake in place;
+* :mod:`.ways` - lookups by full scan / native bloom / bloomskip, checked to return the
+  same rows and measured (shared with ``bench/spark.py``);
+* :mod:`.report` - the table the demo prints;
+* :mod:`.job` - the job: the steps above in order, the zone index built with Spark;
 * :mod:`.sbbf` - the filter alone, without Spark (``bloomskip demo --sbbf``).
 """
 

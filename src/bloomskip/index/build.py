@@ -82,6 +82,21 @@ class BuildReport:
         d["failed"] = [{"path": p, "reason": r} for p, r in self.failed]
         return d
 
+    def to_text(self) -> str:
+        """What ``bloomskip index build`` and ``refresh`` print: counts, then failures."""
+        lines = [
+            f"{self.index}: version {self.version}, columns {', '.join(self.columns)}",
+            f"  {self.files_listed} files listed: {self.files_indexed} indexed, "
+            f"{self.files_unchanged} unchanged, {self.files_dropped} dropped, "
+            f"{len(self.failed)} not indexed",
+            f"  {self.zones_written:,} zones, {self.bytes_written:,} B written in "
+            f"{self.seconds:.2f} s",
+        ]
+        lines += [f"  not indexed: {path}: {why}" for path, why in self.failed[:20]]
+        if len(self.failed) > 20:
+            lines.append(f"  ... and {len(self.failed) - 20} more (see --json)")
+        return "\n".join(lines)
+
 
 def build(
     source: str | os.PathLike | Sequence[str | os.PathLike],

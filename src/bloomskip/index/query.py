@@ -133,6 +133,29 @@ class QueryResult:
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
         }
 
+    # -- text: what ``bloomskip index query`` prints ----------------------------------
+
+    def to_text(self) -> str:
+        """Each candidate file with its row ranges (or whole file) and why; notes; totals."""
+        lines = [f"{self.index} (version {self.version}): WHERE {self.predicate}"]
+        fragments = self.files and self.files[0].path.startswith("fragment:")
+        for f in self.files:
+            zones = (
+                "whole file"
+                if f.zones is None
+                else ", ".join(f"rows {s:,}+{n:,}" for s, n in f.zones[:4])
+                + (f", ... ({len(f.zones)} zones)" if len(f.zones) > 4 else "")
+            )
+            lines.append(f"  {f.path}: {zones} ({f.reason})")
+        lines += [f"  note: {n}" for n in self.notes]
+        lines.append(
+            f"{len(self.files)} of {self.files_total} {'fragments' if fragments else 'files'}, "
+            f"{self.zones_candidate:,} of {self.zones_total:,} zones may match; "
+            f"{self.rows_candidate:,} of {self.rows_total:,} rows to read "
+            f"({self.seconds * 1000:.1f} ms)"
+        )
+        return "\n".join(lines)
+
 
 # --------------------------------------------------------------------------- the index
 
@@ -320,6 +343,38 @@ class ZoneIndex:
             }
         out["columns"] = cols
         return out
+
+    # -- text: what ``bloomskip index status`` prints ---------------------------------
+
+    @staticmethod
+    def status_text(st: dict[str, Any]) -> str:
+        """:meth:`status` as a table: version, source, coverage, stale files, columns."""
+        z = st["zoning"]
+        lines = [
+            f"{st['index']}: version {st['version']} ({st['committed_at']}), source {st['source']}",
+            f"  zones of {z['zone_rows']:,} rows ({z['align']}); {st['files_indexed']} files, "
+            f"{st['rows_indexed']:,} rows indexed; coverage {st['coverage']:.1%} of "
+            f"{st['files_listed']} files listed",
+        ]
+        for key, what in (
+            ("stale_files", "changed since indexing"),
+            ("unindexed_files", "not indexed"),
+            ("removed_files", "removed since indexing"),
+        ):
+            if st[key]:
+                lines.append(f"  {len(st[key])} {what}: {', '.join(st[key][:5])}")
+        lines.append(
+            f"  {'column':20} {'type':14} {'sizing':7} {'zones':>8} {'filter bytes':>14} "
+            f"{'B/row':>7} {'on disk':>12} {'pred. FPP':>10}"
+        )
+        for name, c in st["columns"].items():
+            lines.append(
+                f"  {name[:20]:20} {c['arrow_type'][:14]:14} {c['sizing']:7} {c['zones']:>8,} "
+                f"{c['zone_filter_bytes'] + c['file_filter_bytes']:>14,} "
+                f"{c['bytes_per_row']:>7.2f} {c['disk_bytes']:>12,} "
+                f"{c['predicted_fpp_mean']:>10.2e}"
+            )
+        return "\n".join(lines)
 
 
 def evaluate(

@@ -223,6 +223,38 @@ class LanceIndex:
         return out
 
 
+def describe_text(report: dict[str, Any]) -> str:
+    """:meth:`LanceIndex.describe`'s report as ``bloomskip inspect`` prints it: each index
+    with its parameters and sizes, then its first 20 zones."""
+    lines = [
+        f"{report['dataset']} (Lance, version {report['version']}): {report['fragments']} "
+        f"fragments, {report['rows_physical']:,} physical rows"
+    ]
+    for ix in report["indexes"]:
+        sizes = ", ".join(f"{n:,} B" for n in ix["filter_sizes"])
+        lines.append(
+            f"  {ix['name']} on {ix['column']} ({ix['arrow_type']}): BLOOMFILTER, "
+            f"number_of_items {ix['number_of_items']:,}, probability {ix['probability']:g}; "
+            f"{ix['zones']:,} zones of {sizes}, {ix['filter_bytes']:,} B of filters, "
+            f"{ix['disk_bytes']:,} B on disk; {len(ix['segments'])} segment(s); "
+            f"fill {ix['fill_mean']:.3f}, predicted fpp <= {ix['predicted_fpp_max']:.2g}"
+        )
+        if ix["uncovered_fragments"]:
+            lines.append(f"    not covered (read in full): fragments {ix['uncovered_fragments']}")
+        lines.append(
+            f"    {'fragment':>8} {'start':>10} {'length':>10} {'null':>5} {'bytes':>9} {'fill':>6}"
+        )
+        for z in ix["zone_list"][:20]:
+            lines.append(
+                f"    {z['fragment_id']:>8} {z['zone_start']:>10,} {z['zone_length']:>10,} "
+                f"{'yes' if z['has_null'] else 'no':>5} {z['bytes']:>9,} {z['fill']:>6.3f}"
+            )
+        if len(ix["zone_list"]) > 20:
+            lines.append(f"    ... and {len(ix['zone_list']) - 20} more zones (see --json)")
+    lines += [f"  note: {n}" for n in report["notes"]]
+    return "\n".join(lines)
+
+
 def open_lance_index(
     dataset: str | os.PathLike,
     columns: str | list[str] | None = None,
@@ -533,6 +565,7 @@ __all__ = [
     "LanceIndex",
     "LanceSegment",
     "common_intervals",
+    "describe_text",
     "open_lance_index",
     "read_zone_file",
 ]

@@ -75,6 +75,32 @@ def inspect_orc(path: str | os.PathLike) -> dict[str, Any]:
     }
 
 
+def inspect_orc_text(report: dict[str, Any]) -> str:
+    """:func:`inspect_orc`'s report as the table ``bloomskip inspect`` prints: a line per
+    row group and column that has a filter (or an unusable one, with the reason)."""
+    lines = [
+        f"{report['file']}: {report['num_rows']:,} rows in {len(report['stripes'])} stripes, "
+        f"{len(report['row_groups'])} row groups of {report['row_index_stride']:,}, "
+        f"{report['compression']}, written by {report['created_by']}",
+        f"{'rg':>4} {'stripe':>6} {'column':24} {'filter':8} {'bytes':>10} {'k':>3}  stream",
+    ]
+    for rg in report["row_groups"]:
+        for c in rg["columns"]:
+            if c["filter"] == "absent":
+                continue
+            if c["filter"] == "ok":
+                lines.append(
+                    f"{rg['row_group']:>4} {rg['stripe']:>6} {c['column'][:24] or '(root)':24} "
+                    f"{'yes':8} {c['bytes']:>10,} {c['k']:>3}  {c['kind']}"
+                )
+            else:
+                lines.append(
+                    f"{rg['row_group']:>4} {rg['stripe']:>6} {c['column'][:24]:24} "
+                    f"{'INVALID':8}  {c['reason']}"
+                )
+    return "\n".join(lines)
+
+
 def _created_by(f: OrcFile) -> str:
     w = f.writer
     software = f" {w.software_version}" if w.software_version else ""

@@ -82,6 +82,36 @@ def inspect_file(
     return report
 
 
+def inspect_text(report: dict[str, Any]) -> str:
+    """:func:`inspect_file`'s report as the table ``bloomskip inspect`` prints: a line per
+    row group and column (filter or not, size, fill, estimated NDV, predicted FPP)."""
+    lines = [
+        f"{report['file']}: {report['num_rows']:,} rows in {len(report['row_groups'])} "
+        f"row groups, written by {report['created_by']}"
+    ]
+    enc = report.get("encryption")
+    if enc:
+        lines.append(f"encrypted: {enc['mode']}, {enc['algorithm']}; footer {enc['footer']}")
+    lines.append(
+        f"{'rg':>4} {'column':24} {'filter':8} {'bytes':>10} {'fill':>6} {'~ndv':>10} {'fpp':>9}"
+    )
+    for rg in report["row_groups"]:
+        for c in rg["columns"]:
+            if c["filter"] == "ok":
+                lines.append(
+                    f"{rg['row_group']:>4} {c['column'][:24]:24} {'yes':8} {c['bytes']:>10,} "
+                    f"{c['fill_ratio']:>6.3f} {c['estimated_ndv'] or 0:>10,} "
+                    f"{c['predicted_fpp']:>9.2g}"
+                )
+            else:
+                shown = {"absent": "no", "locked": "LOCKED"}.get(c["filter"], "INVALID")
+                lines.append(
+                    f"{rg['row_group']:>4} {c['column'][:24]:24} {shown:8}"
+                    + ("" if c["filter"] == "absent" else f"  {c['reason']}")
+                )
+    return "\n".join(lines)
+
+
 def _end_of_row_group_data(footer) -> int:
     """First byte after the last column chunk's pages (a chunk starts at its dictionary).
 

@@ -153,6 +153,34 @@ class AddResult:
             "skipped": [asdict(s) for s in self.skipped],
         }
 
+    def to_text(self) -> str:
+        """What ``bloomskip add-bloom`` prints: a summary, filters per column, skips."""
+        where = "in place" if self.path == self.source else f"to {self.path}"
+        if not self.rewritten:
+            where = "nothing to do, file unchanged"
+        lines = [
+            f"{self.source}: {len(self.added)} bloom filters added ({self.filter_bytes:,} B, "
+            f"file +{self.bytes_added:,} B) in {self.seconds:.2f} s, {where}"
+        ]
+        if self.added:
+            lines.append(
+                f"  {'column':24} {'filters':>7} {'bytes':>12} "
+                f"{'distinct values per row group':>30}"
+            )
+        for column, count in self.filters_added.items():
+            mine = [f for f in self.added if f.column == column]
+            ndvs = sorted(f.ndv for f in mine)
+            spread = f"{ndvs[0]:,}" if ndvs[0] == ndvs[-1] else f"{ndvs[0]:,}..{ndvs[-1]:,}"
+            size = sum(f.length for f in mine)
+            lines.append(f"  {column[:24]:24} {count:>7} {size:>12,} {spread:>30}")
+        reasons: dict[tuple[str, str], list[int | None]] = {}
+        for s in self.skipped:
+            reasons.setdefault((s.column, s.reason), []).append(s.row_group)
+        for (column, reason), groups in reasons.items():
+            which = "all row groups" if groups == [None] else f"{len(groups)} row group(s)"
+            lines.append(f"  skipped {column} ({which}): {reason}")
+        return "\n".join(lines)
+
 
 # ----------------------------------------------------------------------------- public API
 

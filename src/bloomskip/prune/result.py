@@ -55,6 +55,26 @@ class PruneResult:
         """``{"file": str, "units": [{"first_row", "num_rows", "may_match", "reason"}]}``."""
         return {"file": self.file, "units": [u.to_json() for u in self.units]}
 
+    # -- text: what ``bloomskip prune`` prints ------------------------------------------
+
+    def to_text(self) -> str:
+        """A table: each row group, whether it may match and why; then the rows skipped."""
+        lines = [
+            f"{self.file}: WHERE {self.predicate}",
+            f"{'rg':>4} {'first_row':>12} {'rows':>10}  {'may match':9}  reason",
+        ]
+        for u in self.units:
+            answer = "yes" if u.may_match else "no"
+            lines.append(
+                f"{u.row_group:>4} {u.first_row:>12,} {u.num_rows:>10,}  {answer:9}  {u.reason}"
+            )
+        total = sum(u.num_rows for u in self.units)
+        lines.append(
+            f"{len(self.matching)} of {len(self.units)} row groups may match; "
+            f"{self.rows_skipped:,} of {total:,} rows skipped"
+        )
+        return "\n".join(lines)
+
 
 # ---------------------------------------------------------------------------- probe
 
@@ -93,6 +113,22 @@ class ProbeResult:
             "values": self.values,
             "row_groups": [u.to_json() for u in self.units],
         }
+
+    # -- text: what ``bloomskip probe`` prints ------------------------------------------
+
+    def to_text(self) -> str:
+        """A table: each row group's answer for the values; then how many rule all out."""
+        lines = [
+            f"{self.file}: column {self.column}, values {', '.join(self.values)}",
+            f"{'rg':>4} {'first_row':>12} {'rows':>10}  {'result':9}  reason",
+        ]
+        for u in self.units:
+            lines.append(
+                f"{u.row_group:>4} {u.first_row:>12,} {u.num_rows:>10,}  {u.result:9}  {u.reason}"
+            )
+        absent = sum(u.result == "absent" for u in self.units)
+        lines.append(f"{absent} of {len(self.units)} row groups: every value absent")
+        return "\n".join(lines)
 
 
 __all__ = ["ProbeResult", "ProbeUnit", "PruneResult", "Unit"]

@@ -46,6 +46,14 @@ BLOCK_BITS = 256
 SizingPolicy = Literal["parquet", "putze"]
 POLICIES: tuple[str, ...] = ("parquet", "putze")
 
+#: Accepted target FPPs. Inside (0, 1) the classic formula still needs
+#: ``1 - fpp ** (1/8)`` to be neither 0 nor 1 in float64 (it divides by its log): below
+#: about 1e-128 it rounds to 1, above about 1 - 1e-15 to 0. Far inside both edges.
+MIN_FPP = 1e-100
+MAX_FPP = 0.999999
+#: Largest distinct count accepted (Parquet counts are signed 64-bit).
+MAX_NDV = 2**63 - 1
+
 _LOG2_MIN = 5
 _LOG2_MAX = 27
 _PUTZE_TERMS = 750
@@ -66,11 +74,28 @@ def validate_num_bytes(num_bytes: int) -> int:
 
 
 def _validate_ndv_fpp(ndv: int, fpp: float) -> None:
-    if isinstance(ndv, bool) or not isinstance(ndv, int) or ndv < 0:
-        raise InvalidParameterError(f"ndv must be an int >= 0, got {ndv!r}")
-    if not isinstance(fpp, (int, float)) or not (0.0 < fpp < 1.0):
+    if isinstance(ndv, bool) or not isinstance(ndv, int) or not 0 <= ndv <= MAX_NDV:
+        raise InvalidParameterError(f"ndv must be an int from 0 to 2**63-1, got {ndv!r}")
+    if isinstance(fpp, bool) or not isinstance(fpp, (int, float)) or not (0.0 < fpp < 1.0):
         raise InvalidParameterError(
             f"fpp must be a probability strictly between 0 and 1, got {fpp!r}"
+        )
+    if not MIN_FPP <= fpp <= MAX_FPP:
+        raise InvalidParameterError(
+            f"fpp must be a probability strictly between 0 and 1, from {MIN_FPP:g} to "
+            f"{MAX_FPP:g} (beyond, the sizing formula cannot be computed), got {fpp!r}"
+        )
+
+
+def _validate_num_bytes(num_bytes: float, least: float = 0.0) -> None:
+    """A filter size the estimates can divide by: finite, > ``least`` (numpy numbers too)."""
+    try:
+        ok = least < num_bytes < math.inf
+    except TypeError:
+        ok = False
+    if not ok:
+        raise InvalidParameterError(
+            f"num_bytes must be a finite number of bytes > {least:g}, got {num_bytes!r}"
         )
 
 
@@ -93,6 +118,7 @@ def putze_fpp(ndv: float, num_bytes: int) -> float:
     average, a block holding ``i`` keys answers a probe falsely with probability
     ``(1 - (31/32) ** i) ** 8``. Summed over 750 terms from the smallest up, in log space.
     """
+    _validate_num_bytes(num_bytes)
     bits = 8.0 * num_bytes
     if ndv <= 0:
         return 0.0
@@ -197,6 +223,7 @@ def ndv_from_fill(fill_ratio: float, num_bytes: int) -> float:
         return 0.0
     if fill_ratio >= 1.0:
         return math.inf
+    _validate_num_bytes(num_bytes, BLOCK_BYTES - 1)
     blocks = num_bytes // BLOCK_BYTES
     return math.log1p(-fill_ratio) / math.log1p(-1.0 / (32.0 * blocks))
 

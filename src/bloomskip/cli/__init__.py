@@ -1,0 +1,82 @@
+"""The ``bloomskip`` command line: one parser, one module per command.
+
+bloomskip demo                       point lookups on a 20M-row lake, three ways (Spark)
+bloomskip size --ndv 1e6 --fpp 0.01  filter size under both sizing policies
+bloomskip hash --type int32 42       the xxHash64 a Parquet filter stores for a value
+bloomskip inspect FILE               the bloom filters of a Parquet/ORC file or Lance dataset
+bloomskip probe FILE -c COL VALUE..  ask each row group's bloom filter for values
+bloomskip prune FILE --where SQL     the row groups that may hold matching rows
+bloomskip add-bloom SRC [DST] -c C   add bloom filters without rewriting the data
+bloomskip index build|refresh|query|status|vacuum   a zone index over a whole lake
+
+Each command module (:mod:`.demo`, :mod:`.size`, ...) has ``register(subparsers)``, which
+adds its parser with ``func=`` the function that runs it: parse, call the library, print
+the result's text or ``--json``. Values are checked by the ``type=`` functions of
+:mod:`.args` before anything runs. :func:`main` turns every error into one line on
+stderr: usage errors and :class:`~bloomskip.errors.BloomskipError`/``OSError`` exit 2,
+Ctrl-C exits 130 (``bloomskip: interrupted``), a closed stdout pipe exits 141 quietly.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from bloomskip.cli import add_bloom, demo, hash, index, inspect, probe, prune, size
+from bloomskip.cli.common import (
+    PROG,
+    CommandListFormatter,
+    Parser,
+    StdoutClosed,
+    one_line,
+    say_error,
+    silence_stdout,
+)
+from bloomskip.errors import BloomskipError
+
+#: The commands, in the order ``bloomskip --help`` lists them.
+COMMANDS = (demo, size, hash, inspect, probe, prune, add_bloom, index)
+
+DESCRIPTION = """\
+Bloom filters that make point lookups on data lakes fast: Parquet's Split Block Bloom
+Filter, bit-exact with parquet-java, arrow-rs, Arrow C++ and DuckDB; pruning of Parquet
+and ORC row groups; filters added to existing files; a zone index over a whole lake."""
+
+EPILOG = """\
+examples:
+  bloomskip inspect events.parquet
+  bloomskip prune events.parquet --where "user_id = 'u_42'"
+  bloomskip index build lake/ lake.idx -c user_id
+  bloomskip index query lake.idx "user_id = 'u_42'"
+
+Run 'bloomskip COMMAND --help' for what a command answers, its options and examples."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=CommandListFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; the exit code (0, 2 for bad input, 130 on Ctrl-C)."""
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except SystemExit as e:  # --help (0), or a usage error already said in one line (2)
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    except KeyboardInterrupt:
+        say_error(f"{PROG}: interrupted")
+        return 130
+    except StdoutClosed:
+        silence_stdout()
+        return 141
+    except (BloomskipError, OSError, KeyError) as e:
+        say_error(f"{PROG}: error: {one_line(e)}")
+        return 2
+
+
+__all__ = ["COMMANDS", "build_parser", "main"]

@@ -1,0 +1,129 @@
+"""What every command module shares: the parser class, output, one-line errors.
+
+* :class:`Parser` - an ``argparse.ArgumentParser`` whose usage errors are one line,
+  ``bloomskip: error: COMMAND: argument X: why (see 'bloomskip COMMAND --help')``, exit 2;
+* :func:`emit` / :func:`emit_json` - write a result to stdout; text that the terminal's
+  encoding cannot hold (a path with non-UTF-8 bytes) is backslash-escaped, never a
+  traceback; :class:`StdoutClosed` when the reader went away (``| head``);
+* :func:`say_error` - one line on stderr;
+* :func:`file_format` - Parquet or ORC, from a file's first bytes;
+* :func:`require_java` - the check before anything starts a JVM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from typing import Any, NoReturn, TextIO
+
+from bloomskip.errors import MissingDependencyError
+
+PROG = "bloomskip"
+
+
+class StdoutClosed(Exception):
+    """stdout is a pipe whose reader has gone (``bloomskip ... | head``)."""
+
+
+class CommandListFormatter(argparse.RawDescriptionHelpFormatter):
+    """For parsers whose help lists commands: names and what they do on one line each."""
+
+    def __init__(self, prog: str, **kwargs: Any) -> None:
+        super().__init__(prog, max_help_position=15, **kwargs)
+        self._action_max_length = 13  # "    add-bloom": argparse does not count subcommands
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors as one line naming the command, with where to read more."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog[len(PROG) :].strip() if self.prog.startswith(PROG) else self.prog
+        where = f"{command}: " if command else ""
+        say_error(f"{PROG}: error: {where}{one_line(message)} (see '{self.prog} --help')")
+        raise SystemExit(2)
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line: its lines joined, blank ones dropped."""
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def _write(stream: TextIO, text: str) -> None:
+    try:
+        stream.write(text + "\n")
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        stream.write(text.encode(encoding, "backslashreplace").decode(encoding) + "\n")
+
+
+def emit(text: str) -> None:
+    """Write ``text`` and a newline to stdout."""
+    try:
+        _write(sys.stdout, text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise StdoutClosed from None
+
+
+def emit_json(obj: Any) -> None:
+    """Write ``obj`` as one line of JSON (non-ASCII escaped, so any path survives)."""
+    emit(json.dumps(obj))
+
+
+def say_error(text: str) -> None:
+    """Write one line to stderr (never raises for an unencodable character)."""
+    try:
+        _write(sys.stderr, text)
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed: nowhere left to say it
+        pass
+
+
+def silence_stdout() -> None:
+    """Point the stdout descriptor at /dev/null, so the interpreter's final flush does not
+    fail again on a closed pipe (a no-op where stdout is not a real file)."""
+    try:
+        fd = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError, AttributeError):
+        return
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
+
+
+def file_format(path: str) -> str:
+    """``"orc"`` or ``"parquet"``, from the file's first bytes (ORC files start "ORC")."""
+    with open(path, "rb") as fh:
+        return "orc" if fh.read(3) == b"ORC" else "parquet"
+
+
+def require_java(what: str, hint: str = "") -> None:
+    """MissingDependencyError unless a Java runtime can be found (Spark needs one)."""
+    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        raise MissingDependencyError(
+            f"{what} runs Spark, which needs Java 17+ (no java on PATH, no JAVA_HOME)" + hint
+        )
+
+
+__all__ = [
+    "PROG",
+    "CommandListFormatter",
+    "Parser",
+    "StdoutClosed",
+    "emit",
+    "emit_json",
+    "file_format",
+    "one_line",
+    "require_java",
+    "say_error",
+    "silence_stdout",
+]

@@ -1,0 +1,326 @@
+"""``bloomskip index build|refresh|query|status|vacuum``: the zone index on the command line.
+
+Each action parses, calls :mod:`bloomskip.index` (or :mod:`bloomskip.lance` for a Lance
+dataset), and prints the result's text or ``--json``. The wiring the index package must
+not know lives here: ``--spark MASTER`` starts the Spark session and hands its runner
+(:func:`bloomskip.spark.build.spark_runner`) to ``build``/``refresh``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from bloomskip.cli import args as types
+from bloomskip.cli.common import CommandListFormatter, emit, emit_json, require_java
+from bloomskip.errors import BloomskipError, SparkJobError
+
+DESCRIPTION = """\
+An external bloom filter index over a whole lake of Parquet/ORC files, in the layout
+of Lance's bloom filter index: one SBBF per zone of rows (default 8192 rows, FPP
+0.00057, Putze sizing), plus one filter per file. Queries answer which files - and which
+zones in them - may hold rows matching =, IN and IS [NOT] NULL predicates. Files added or
+changed since indexing are always candidates; 'refresh' indexes them.
+
+A Lance dataset directory works as SOURCE (its fragments are the files; zones and filters
+equal Lance's own BLOOMFILTER index), and as INDEX of 'query', which then answers from
+the BLOOMFILTER indexes Lance wrote (needs the bloomskip[lance] extra)."""
+
+EPILOG = """\
+examples:
+  bloomskip index build lake/ lake.idx -c user_id -c trace_id
+  bloomskip index query lake.idx "user_id = 'u_42' OR trace_id IN ('a', 'b')"
+  bloomskip index refresh lake.idx && bloomskip index status lake.idx --json
+
+Run 'bloomskip index ACTION --help' for the options and more examples of an action."""
+
+_SPARK_HELP = (
+    "read the files in Spark tasks on this master (local[*], spark://host:7077, yarn, ...); "
+    "needs bloomskip[spark] and Java 17+"
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    ix = sub.add_parser(
+        "index",
+        help="zone index over a lake: build, refresh, query, status, vacuum",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=CommandListFormatter,
+    )
+    actions = ix.add_subparsers(dest="index_command", required=True, metavar="ACTION")
+    for add in (_add_build, _add_refresh, _add_query, _add_status, _add_vacuum):
+        add(actions)
+
+
+# ----------------------------------------------------------------------------- build
+
+
+def _add_build(actions: argparse._SubParsersAction) -> None:
+    b = actions.add_parser(
+        "build",
+        help="index columns of every file under SOURCE",
+        description="""\
+Index COLUMNs of every Parquet/ORC file under SOURCE (a directory, a file, a URI -
+file://, s3://, gs://, hdfs:// - or a Lance dataset) into INDEX, a local directory:
+one bloom filter per zone of --zone-rows rows and one per file. On an existing index:
+add the columns and refresh. Files that cannot be read are listed as not indexed (and
+stay candidates of every query). Answers nothing yet: 'index query' does.""",
+        epilog="""\
+examples:
+  bloomskip index build lake/ lake.idx -c user_id --zone-rows 4096
+  bloomskip index build s3://bucket/events/ events.idx -c user_id --sizing exact
+  bloomskip index build lake/ lake.idx -c user_id --spark 'local[*]'""",
+    )
+    b.add_argument(
+        "source", metavar="SOURCE", type=types.source, help="directory, file or URI of the data"
+    )
+    b.add_argument(
+        "index", metavar="INDEX", type=types.new_index_dir,
+        help="the index directory (created if missing)",
+    )  # fmt: skip
+    b.add_argument(
+        "--column", "-c", action="append", dest="columns", required=True, metavar="C",
+        type=types.column, help="a column to index, repeatable",
+    )  # fmt: skip
+    b.add_argument(
+        "--zone-rows",
+        metavar="N",
+        type=types.ZONE_ROWS,
+        default=8192,
+        help="rows per zone (default 8192)",
+    )
+    b.add_argument("--fpp", type=types.fpp, default=0.00057, help="target FPP (default 0.00057)")
+    b.add_argument(
+        "--sizing", choices=("putze", "exact"), default="putze",
+        help="putze: every zone sized for --zone-rows values (Lance); exact: for its own "
+        "distinct count (smaller for low-cardinality columns)",
+    )  # fmt: skip
+    b.add_argument(
+        "--align", choices=("rows", "row_groups"), default="rows",
+        help="row_groups: never cut across a Parquet row group or ORC stripe",
+    )  # fmt: skip
+    b.add_argument(
+        "--encoding", choices=("parquet", "arrow"), default=None,
+        help="parquet: hash PLAIN bytes of the physical type (default); arrow: as Lance "
+        "(default for a Lance dataset)",
+    )  # fmt: skip
+    b.add_argument("--no-file-filters", action="store_true", help="no per-file filters")
+    b.add_argument(
+        "--threads", metavar="N", type=types.THREADS, help="reader threads (default: CPU count)"
+    )
+    b.add_argument("--spark", metavar="MASTER", type=types.spark_master, help=_SPARK_HELP)
+    b.add_argument("--overwrite", action="store_true", help="replace an existing index")
+    b.add_argument("--json", action="store_true", help="print one JSON object")
+    b.set_defaults(func=_build)
+
+
+def _engine(args: argparse.Namespace):
+    """``index_files`` for Spark tasks with ``--spark MASTER``, else None (threads)."""
+    if not args.spark:
+        return None
+    require_java("--spark")
+    from bloomskip.spark import local_session
+    from bloomskip.spark.build import spark_runner
+
+    try:
+        session = local_session(args.spark, app_name="bloomskip index")
+    except BloomskipError:
+        raise
+    except Exception as e:  # Py4JJavaError, PySparkRuntimeError: no JVM, no master, ...
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+        why = next((x for x in lines if "Error" in x or "Exception" in x), "")
+        why = (why or (lines[0] if lines else type(e).__name__)).lstrip(": ")
+        raise SparkJobError(f"cannot start Spark on {args.spark}: {why[:500]}") from None
+    return spark_runner(session)
+
+
+def _report(rep, as_json: bool) -> int:
+    if as_json:
+        emit_json(rep.to_json())
+    else:
+        emit(rep.to_text())
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    from bloomskip.index import build
+
+    rep = build(
+        args.source,
+        args.columns,
+        args.index,
+        zone_rows=args.zone_rows,
+        fpp=args.fpp,
+        sizing=args.sizing,
+        align=args.align,
+        encoding=args.encoding,
+        file_filters=not args.no_file_filters,
+        threads=args.threads,
+        progress=None if not args.json else False,
+        overwrite=args.overwrite,
+        index_files=_engine(args),
+    )
+    return _report(rep, args.json)
+
+
+# ----------------------------------------------------------------------------- refresh
+
+
+def _add_refresh(actions: argparse._SubParsersAction) -> None:
+    r = actions.add_parser(
+        "refresh",
+        help="index new and changed files, drop removed ones",
+        description="""\
+Bring INDEX up to date with its source: index files added or changed since the last
+version, drop files removed. Files whose (path, size, mtime) is unchanged are not
+opened. Commits a new version; readers see the old one or the new one, never half.""",
+        epilog="""\
+examples:
+  bloomskip index refresh lake.idx
+  bloomskip index refresh lake.idx --threads 4 --json
+  bloomskip index refresh lake.idx --spark spark://head:7077""",
+    )
+    r.add_argument("index", metavar="INDEX", type=types.index_dir, help="the index directory")
+    r.add_argument(
+        "--threads", metavar="N", type=types.THREADS, help="reader threads (default: CPU count)"
+    )
+    r.add_argument("--spark", metavar="MASTER", type=types.spark_master, help=_SPARK_HELP)
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    r.set_defaults(func=_refresh)
+
+
+def _refresh(args: argparse.Namespace) -> int:
+    from bloomskip.index import refresh
+
+    rep = refresh(
+        args.index,
+        threads=args.threads,
+        progress=None if not args.json else False,
+        index_files=_engine(args),
+    )
+    return _report(rep, args.json)
+
+
+# ----------------------------------------------------------------------------- query
+
+
+def _add_query(actions: argparse._SubParsersAction) -> None:
+    q = actions.add_parser(
+        "query",
+        help="the files and zones that may hold rows matching a predicate",
+        description="""\
+Candidate files and zones (row ranges) for a SQL predicate: answers "which files, and
+which rows in them, must a reader open?". The index answers col = lit, col IN (...),
+IS [NOT] NULL, under AND / OR; anything else (!=, ranges, columns not indexed) may
+match. Files added or changed since indexing are candidates in full. Never drops a
+matching row. INDEX may also be a Lance dataset: its own BLOOMFILTER indexes answer.""",
+        epilog="""\
+examples:
+  bloomskip index query lake.idx "user_id = 'u_42'"
+  bloomskip index query lake.idx "user_id IN ('u_1', 'u_2') AND day IS NOT NULL" --json
+  bloomskip index query events.lance "user_id = 42\"""",
+    )
+    q.add_argument(
+        "index", metavar="INDEX", type=types.index_dir,
+        help="a zone index directory, or a Lance dataset (its own index)",
+    )  # fmt: skip
+    q.add_argument("where", metavar="WHERE", type=types.sql, help="the SQL predicate")
+    q.add_argument(
+        "--max-in-fpp", metavar="P", type=types.probability, default=0.5,
+        help="ignore the index for an IN list when 1-(1-fpp)^k exceeds this (default 0.5)",
+    )  # fmt: skip
+    q.add_argument(
+        "--no-source-check", action="store_true",
+        help="do not list the source (faster; misses files added or changed since indexing)",
+    )  # fmt: skip
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+    q.set_defaults(func=_query)
+
+
+def _query(args: argparse.Namespace) -> int:
+    from bloomskip.index import open_index
+    from bloomskip.lance.dataset import is_lance_dataset
+
+    if is_lance_dataset(args.index):
+        from bloomskip.lance import open_lance_index
+
+        res = open_lance_index(args.index).query(args.where, max_in_fpp=args.max_in_fpp)
+    else:
+        res = open_index(args.index).query(
+            args.where, check_source=not args.no_source_check, max_in_fpp=args.max_in_fpp
+        )
+    if args.json:
+        emit_json(res.to_json())
+    else:
+        emit(res.to_text())
+    return 0
+
+
+# ----------------------------------------------------------------------------- status
+
+
+def _add_status(actions: argparse._SubParsersAction) -> None:
+    s = actions.add_parser(
+        "status",
+        help="coverage, stale files, size and predicted FPP per column",
+        description="""\
+What INDEX covers and what it costs: its version and source, how many of the files
+the source lists now are indexed and unchanged (coverage), which are stale, new or
+removed, and per column its sizing, zones, filter bytes, bytes per row, size on disk
+and mean predicted false-positive rate. Answers "is the index up to date, and worth
+its size?".""",
+        epilog="""\
+examples:
+  bloomskip index status lake.idx
+  bloomskip index status lake.idx --json | jq .coverage""",
+    )
+    s.add_argument("index", metavar="INDEX", type=types.index_dir, help="the index directory")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=_status)
+
+
+def _status(args: argparse.Namespace) -> int:
+    from bloomskip.index import ZoneIndex, open_index
+
+    st = open_index(args.index).status()
+    if args.json:
+        emit_json(st)
+    else:
+        emit(ZoneIndex.status_text(st))
+    return 0
+
+
+# ----------------------------------------------------------------------------- vacuum
+
+
+def _add_vacuum(actions: argparse._SubParsersAction) -> None:
+    v = actions.add_parser(
+        "vacuum",
+        help="delete old versions and files no kept version uses",
+        description="""\
+Delete the versions of INDEX older than the last --keep, and every table file no kept
+version uses, if older than an hour (a running build's fresh files are never touched).
+Refuses a directory that holds no zone index. Prints the files removed.""",
+        epilog="""\
+examples:
+  bloomskip index vacuum lake.idx
+  bloomskip index vacuum lake.idx --keep 1 --json""",
+    )
+    v.add_argument("index", metavar="INDEX", type=types.index_dir, help="the index directory")
+    v.add_argument(
+        "--keep", metavar="N", type=types.KEEP, default=5, help="versions to keep (default 5)"
+    )
+    v.add_argument("--json", action="store_true", help="print one JSON object")
+    v.set_defaults(func=_vacuum)
+
+
+def _vacuum(args: argparse.Namespace) -> int:
+    from bloomskip.index import open_index, vacuum
+
+    root = open_index(args.index).root  # IndexNotFoundError unless a version is there
+    removed = vacuum(root, keep_versions=args.keep)
+    if args.json:
+        emit_json({"removed": removed})
+    else:
+        emit(f"removed {len(removed)} files" + "".join(f"\n  {r}" for r in removed[:50]))
+    return 0

@@ -1,0 +1,80 @@
+"""``bloomskip inspect``: the bloom filters of a Parquet or ORC file, or a Lance dataset.
+
+Parquet: :func:`bloomskip.parquet.inspect.inspect_file`; ORC:
+:func:`bloomskip.orc.inspect.inspect_orc`; a Lance dataset directory: the BLOOMFILTER
+indexes Lance wrote (:meth:`bloomskip.lance.LanceIndex.describe`). Each report prints as
+a table (the ``*_text`` function next to its producer) or, with ``--json``, as is.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from bloomskip.cli import args as types
+from bloomskip.cli.common import emit, emit_json, file_format
+from bloomskip.cli.keys import KEYS_HELP, add_key_options, decryption
+
+DESCRIPTION = """\
+The bloom filters of a Parquet or ORC file, per row group and column: whether a filter
+is there (or why it cannot be used: damaged, or locked by encryption), its size, fill
+ratio, estimated distinct values, predicted false-positive rate and position in the
+file. For a Lance dataset directory: its BLOOMFILTER indexes, per zone.
+
+Answers "does this file have bloom filters, and are they any good?" - a filter filled
+over about half its bits no longer rules much out."""
+
+EPILOG = (
+    """\
+examples:
+  bloomskip inspect events.parquet
+  bloomskip inspect events.parquet --json | jq '.row_groups[0]'
+  bloomskip inspect events.lance
+  bloomskip inspect spark.parquet --master-key kf=AAECAwQFBgcICQoLDA0ODw== --master-key kc=...
+
+"""
+    + KEYS_HELP
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "inspect",
+        help="the bloom filters in a Parquet/ORC file or a Lance dataset",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+    )
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        type=types.data_file_or_dataset,
+        help="a Parquet or ORC file, or a Lance dataset directory",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_key_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from bloomskip.lance.dataset import is_lance_dataset
+
+    if is_lance_dataset(args.file):
+        from bloomskip.lance import open_lance_index
+        from bloomskip.lance.reader import describe_text
+
+        report = open_lance_index(args.file).describe()
+        render = describe_text
+    elif file_format(args.file) == "orc":
+        from bloomskip.orc.inspect import inspect_orc, inspect_orc_text
+
+        report = inspect_orc(args.file)
+        render = inspect_orc_text
+    else:
+        from bloomskip.parquet.inspect import inspect_file, inspect_text
+
+        report = inspect_file(args.file, decryption=decryption(args))
+        render = inspect_text
+    if args.json:
+        emit_json(report)
+    else:
+        emit(render(report))
+    return 0

@@ -1,0 +1,91 @@
+"""``bloomskip probe``: ask each row group's bloom filter whether values may be present.
+
+Parquet: :func:`bloomskip.parquet.prune.probe`; ORC: :func:`bloomskip.orc.prune.probe`.
+Each VALUE is converted to the column's type first, as ``prune`` converts literals.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from bloomskip.cli import args as types
+from bloomskip.cli.common import emit, emit_json, file_format
+from bloomskip.cli.keys import KEYS_HELP, add_key_options, decryption
+
+DESCRIPTION = """\
+For each row group of a Parquet or ORC file: 'absent' (the bloom filter rules out every
+VALUE), 'maybe' (some VALUE may be present) or 'no filter', with the answer per value.
+Answers "which row groups could hold these values?" from the filters alone (prune also
+uses statistics and dictionaries).
+
+VALUEs are converted to the column's type first, as prune does: for string columns a
+VALUE is the text itself; otherwise it is a SQL literal (42, 1.5, DATE '2024-01-31',
+X'00ff')."""
+
+EPILOG = (
+    """\
+examples:
+  bloomskip probe events.parquet --column user_id u_000123 u_999
+  bloomskip probe events.parquet -c day "DATE '2024-01-31'" --json
+  bloomskip probe enc.parquet -c ssn 123-45-6789 --keys keys.json
+
+"""
+    + KEYS_HELP
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "probe",
+        help="which row groups' bloom filters rule out some values",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+    )
+    p.add_argument("file", metavar="FILE", type=types.data_file, help="a Parquet or ORC file")
+    p.add_argument("--column", "-c", required=True, type=types.column, help="the column")
+    p.add_argument(
+        "values", nargs="+", metavar="VALUE", type=types.utf8_text, help="a value to look for"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_key_options(p)
+    p.set_defaults(func=run)
+
+
+def _literal(text: str, column_type):
+    """A VALUE: raw text for string columns, otherwise a SQL literal or, failing that, text."""
+    import pyarrow as pa
+
+    from bloomskip.expr.expressions import Literal
+    from bloomskip.expr.sql import parse_literal
+
+    if column_type is not None and (
+        pa.types.is_string(column_type) or pa.types.is_large_string(column_type)
+    ):
+        return Literal("string", text)
+    return parse_literal(text) or Literal("string", text)
+
+
+def run(args: argparse.Namespace) -> int:
+    from bloomskip.expr.bind import resolve
+
+    extra = {}
+    if file_format(args.file) == "orc":
+        from bloomskip.orc.file import read_orc
+        from bloomskip.orc.prune import probe, schema_of
+
+        schema, _ = schema_of(read_orc(args.file))
+    else:
+        from bloomskip.parquet.footer import read_footer
+        from bloomskip.parquet.prune import probe, schema_of  # type: ignore[assignment]
+
+        extra["decryption"] = decryption(args)
+        footer = read_footer(args.file, decryption=extra["decryption"])
+        schema, _ = schema_of(footer)  # type: ignore[arg-type]
+    column_type = resolve(args.column, schema).type
+    values = [_literal(v, column_type) for v in args.values]
+    result = probe(args.file, args.column, values, **extra)
+    if args.json:
+        emit_json(result.to_json())
+    else:
+        emit(result.to_text())
+    return 0
