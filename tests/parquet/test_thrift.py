@@ -153,7 +153,9 @@ def test_compiled_skipper_agrees_with_the_decoder(footer, data):
         i = data.draw(st.integers(0, len(buf) - 1))
         buf[i] = data.draw(st.integers(0, 255))
     raw = bytes(buf[: data.draw(st.integers(0, len(buf)))])
-    skipped = thrift.kernels.skip_struct(np.frombuffer(raw, np.uint8), 0, len(raw), 0, thrift.MAX_DEPTH)
+    skipped = thrift.kernels.skip_struct(
+        np.frombuffer(raw, np.uint8), 0, len(raw), 0, thrift.MAX_DEPTH
+    )
     try:
         s, end = decode_struct(raw)
         _force(s)

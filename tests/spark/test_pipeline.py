@@ -250,8 +250,8 @@ def test_a_killed_task_retried_by_spark_leaves_no_duplicate_or_missing_zone(lake
 def test_task_rows_that_do_not_make_one_whole_file_leave_it_unindexed(lake):
     """What the driver does if a task's rows were ever duplicated or cut short."""
     from bloomskip.index.layout import Zoning
-    from bloomskip.sources import resolve
     from bloomskip.index.zones import index_file
+    from bloomskip.sources import resolve
 
     src = resolve(lake)
     files = src.list()[:2]

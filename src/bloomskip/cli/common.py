@@ -6,7 +6,7 @@
   encoding cannot hold (a path with non-UTF-8 bytes) is backslash-escaped, never a
   traceback; :class:`StdoutClosed` when the reader went away (``| head``);
 * :func:`say_error` - one line on stderr;
-* :func:`file_format` - Parquet or ORC, from a file's first bytes;
+* :func:`format_options` - the options a file's format takes from the arguments;
 * :func:`require_java` - the check before anything starts a JVM.
 """
 
@@ -20,6 +20,7 @@ import sys
 from typing import Any, NoReturn, TextIO
 
 from bloomskip.errors import MissingDependencyError
+from bloomskip.formats import FileFormat
 
 PROG = "bloomskip"
 
@@ -100,10 +101,13 @@ def silence_stdout() -> None:
         os.close(null)
 
 
-def file_format(path: str) -> str:
-    """``"orc"`` or ``"parquet"``, from the file's first bytes (ORC files start "ORC")."""
-    with open(path, "rb") as fh:
-        return "orc" if fh.read(3) == b"ORC" else "parquet"
+def format_options(fmt: FileFormat, args: argparse.Namespace) -> dict[str, Any]:
+    """The options of ``args`` the file's format takes (Parquet: the decryption keys)."""
+    if "decryption" not in fmt.options:
+        return {}
+    from bloomskip.cli.keys import decryption
+
+    return {"decryption": decryption(args)}
 
 
 def require_java(what: str, hint: str = "") -> None:
@@ -121,7 +125,7 @@ __all__ = [
     "StdoutClosed",
     "emit",
     "emit_json",
-    "file_format",
+    "format_options",
     "one_line",
     "require_java",
     "say_error",

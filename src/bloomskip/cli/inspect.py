@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 
+from bloomskip import formats
 from bloomskip.cli import args as types
-from bloomskip.cli.common import emit, emit_json, file_format
-from bloomskip.cli.keys import KEYS_HELP, add_key_options, decryption
+from bloomskip.cli.common import emit, emit_json, format_options
+from bloomskip.cli.keys import KEYS_HELP, add_key_options
 
 DESCRIPTION = """\
 The bloom filters of a Parquet or ORC file, per row group and column: whether a filter
@@ -62,19 +63,13 @@ def run(args: argparse.Namespace) -> int:
         from bloomskip.lance.reader import describe_text
 
         report = open_lance_index(args.file).describe()
-        render = describe_text
-    elif file_format(args.file) == "orc":
-        from bloomskip.orc.inspect import inspect_orc, inspect_orc_text
-
-        report = inspect_orc(args.file)
-        render = inspect_orc_text
+        text = describe_text
     else:
-        from bloomskip.parquet.inspect import inspect_file, inspect_text
-
-        report = inspect_file(args.file, decryption=decryption(args))
-        render = inspect_text
+        fmt = formats.of_path(args.file)
+        report = fmt.inspect(args.file, **format_options(fmt, args))
+        text = fmt.inspect_text
     if args.json:
         emit_json(report)
     else:
-        emit(render(report))
+        emit(text(report))
     return 0

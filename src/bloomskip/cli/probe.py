@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 
+from bloomskip import formats
 from bloomskip.cli import args as types
-from bloomskip.cli.common import emit, emit_json, file_format
-from bloomskip.cli.keys import KEYS_HELP, add_key_options, decryption
+from bloomskip.cli.common import emit, emit_json, format_options
+from bloomskip.cli.keys import KEYS_HELP, add_key_options
 
 DESCRIPTION = """\
 For each row group of a Parquet or ORC file: 'absent' (the bloom filter rules out every
@@ -68,22 +69,11 @@ def _literal(text: str, column_type):
 def run(args: argparse.Namespace) -> int:
     from bloomskip.expr.bind import resolve
 
-    extra = {}
-    if file_format(args.file) == "orc":
-        from bloomskip.orc.file import read_orc
-        from bloomskip.orc.prune import probe, schema_of
-
-        schema, _ = schema_of(read_orc(args.file))
-    else:
-        from bloomskip.parquet.footer import read_footer
-        from bloomskip.parquet.prune import probe, schema_of  # type: ignore[assignment]
-
-        extra["decryption"] = decryption(args)
-        footer = read_footer(args.file, decryption=extra["decryption"])
-        schema, _ = schema_of(footer)  # type: ignore[arg-type]
-    column_type = resolve(args.column, schema).type
+    fmt = formats.of_path(args.file)
+    options = format_options(fmt, args)
+    column_type = resolve(args.column, fmt.binding_schema(args.file, **options)).type
     values = [_literal(v, column_type) for v in args.values]
-    result = probe(args.file, args.column, values, **extra)
+    result = fmt.probe(args.file, args.column, values, **options)
     if args.json:
         emit_json(result.to_json())
     else:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 
+from bloomskip import formats
 from bloomskip.cli import args as types
-from bloomskip.cli.common import emit, emit_json, file_format
-from bloomskip.cli.keys import KEYS_HELP, add_key_options, decryption
+from bloomskip.cli.common import emit, emit_json, format_options
+from bloomskip.cli.keys import KEYS_HELP, add_key_options
 
 DESCRIPTION = """\
 Decide for each row group whether it may hold a row matching a SQL predicate, using
@@ -59,14 +60,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    extra: dict = {"stages": args.stages} if args.stages else {}
-    if file_format(args.file) == "orc":
-        from bloomskip.orc.prune import prune
-    else:
-        from bloomskip.parquet.prune import prune  # type: ignore[assignment]
-
-        extra["decryption"] = decryption(args)
-    result = prune(args.file, args.where, **extra)
+    fmt = formats.of_path(args.file)
+    options = format_options(fmt, args)
+    if args.stages:
+        options["stages"] = args.stages
+    result = fmt.prune(args.file, args.where, **options)
     if args.json:
         emit_json(result.to_json())
     else:

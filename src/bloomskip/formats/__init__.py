@@ -38,10 +38,12 @@ def by_name(name: str) -> FileFormat:
 def detect(head: bytes, label: str) -> FileFormat:
     """The format of a file that starts with ``head``, or
     :class:`~bloomskip.errors.UnsupportedFileError`."""
+    if len(head) < 4:
+        raise UnsupportedFileError(f"{label}: {len(head)} bytes, too short for a {_names()}")
     for f in FORMATS:
         if f.sniff(head):
             return f
-    raise UnsupportedFileError(f"{label}: neither {_names()} (starts {head[:4]!r})")
+    raise UnsupportedFileError(f"{label}: not a {_names()} (it starts {head[:4]!r})")
 
 
 def of_path(path: str | os.PathLike) -> FileFormat:
@@ -64,8 +66,9 @@ def options_for(fmt: FileFormat, **options: Any) -> dict[str, Any]:
 
 
 def _names() -> str:
+    """"Parquet or ORC file", from the registry."""
     names = [f.name.capitalize() if f.name == "parquet" else f.name.upper() for f in FORMATS]
-    return " nor ".join(names) + " file" if len(names) == 2 else ", ".join(names)
+    return f"{', '.join(names[:-1])} or {names[-1]} file"
 
 
 __all__ = [

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, ClassVar
 
 import pyarrow as pa
 
+from bloomskip.expr.bind import Column
 from bloomskip.hashing.arrow import PhysicalSpec
 from bloomskip.prune.result import ProbeResult, PruneResult
 
@@ -66,9 +67,15 @@ class FileFormat(ABC):
         """A reader over the open, seekable binary file ``fh`` (``label`` names it in
         errors)."""
 
-    #: Where the format's ``prune``, ``probe`` and ``inspect`` live (imported on use).
+    #: Where the format's ``prune``, ``probe``, ``inspect`` and its text live (imported on
+    #: use, so a registry lookup loads no format's code).
     prune_module: ClassVar[str]
     inspect_function: ClassVar[str]  # "module:function"
+    inspect_text_function: ClassVar[str]
+
+    @abstractmethod
+    def binding_schema(self, path: str | os.PathLike, **options: Any) -> dict[str, Column]:
+        """The columns a predicate on ``path`` may name, with their logical types."""
 
     def prune(self, path: str | os.PathLike, predicate: Any, **options: Any) -> PruneResult:
         """Which units of ``path`` may hold rows matching ``predicate``, and why."""
@@ -82,12 +89,20 @@ class FileFormat(ABC):
 
     def inspect(self, path: str | os.PathLike, **options: Any) -> dict[str, Any]:
         """A JSON-ready description of every bloom filter in ``path``."""
-        module, _, function = self.inspect_function.partition(":")
-        return getattr(importlib.import_module(module), function)(path, **options)
+        return _function(self.inspect_function)(path, **options)
+
+    def inspect_text(self, report: dict[str, Any]) -> str:
+        """``inspect``'s report as a table for people."""
+        return _function(self.inspect_text_function)(report)
 
     #: Options its ``prune``/``probe``/``inspect`` accept beyond the common ones
     #: (Parquet: ``decryption``).
     options: ClassVar[frozenset[str]] = frozenset()
+
+
+def _function(spec: str) -> Any:
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = ["FileFormat", "FileReader"]

@@ -4,12 +4,14 @@ inspecting are :mod:`bloomskip.orc`'s."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 
 from bloomskip.errors import CorruptFileError
+from bloomskip.expr.bind import Column
 from bloomskip.formats.base import FileFormat, FileReader
 
 
@@ -42,9 +44,16 @@ class OrcFormat(FileFormat):
 
     prune_module = "bloomskip.orc.prune"
     inspect_function = "bloomskip.orc.inspect:inspect_orc"
+    inspect_text_function = "bloomskip.orc.inspect:inspect_orc_text"
 
     def sniff(self, head: bytes) -> bool:
         return head[:3] == b"ORC"
 
     def reader(self, fh: BinaryIO, label: str) -> FileReader:
         return OrcReader(fh, label)
+
+    def binding_schema(self, path: str | os.PathLike, **options: Any) -> dict[str, Column]:
+        from bloomskip.orc.file import read_orc
+        from bloomskip.orc.prune import schema_of
+
+        return schema_of(read_orc(path))[0]

@@ -4,12 +4,14 @@ are :mod:`bloomskip.parquet`'s."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 
 from bloomskip.errors import CorruptFileError
+from bloomskip.expr.bind import Column
 from bloomskip.formats.base import FileFormat, FileReader
 from bloomskip.hashing.arrow import PhysicalSpec
 
@@ -51,9 +53,16 @@ class ParquetFormat(FileFormat):
 
     prune_module = "bloomskip.parquet.prune"
     inspect_function = "bloomskip.parquet.inspect:inspect_file"
+    inspect_text_function = "bloomskip.parquet.inspect:inspect_text"
 
     def sniff(self, head: bytes) -> bool:
         return head[:4] in (b"PAR1", b"PARE")
 
     def reader(self, fh: BinaryIO, label: str) -> FileReader:
         return ParquetReader(fh, label)
+
+    def binding_schema(self, path: str | os.PathLike, **options: Any) -> dict[str, Column]:
+        from bloomskip.parquet.footer import read_footer
+        from bloomskip.parquet.prune import schema_of
+
+        return schema_of(read_footer(path, **options))[0]
