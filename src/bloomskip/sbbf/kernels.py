@@ -30,21 +30,8 @@ from bloomskip.hashing.kernels import (
     new_scratch,
     xxh64_word,
 )
+from bloomskip.sbbf.masks import SALT
 
-#: The eight odd salts of the Parquet SBBF (parquet-format BloomFilter.md).
-SALT = np.array(
-    [
-        0x47B6137B,
-        0x44974D91,
-        0x8824AD5B,
-        0xA2B7289D,
-        0x705495C7,
-        0x2DF1424B,
-        0x9EFC4947,
-        0x5C6BFB31,
-    ],
-    dtype=np.uint32,
-)
 _SALT64 = SALT.astype(np.uint64)
 
 #: How many hashes ahead the insert/check loops prefetch their block.
