@@ -93,7 +93,10 @@ def read_header(storage: Storage, rel: str, magic: bytes, size: int) -> tuple[di
     also returns the bytes read so far (the start of the sections, often all of them)."""
     label = storage.label(rel)
     first = min(size, 64 << 10)
-    (head,) = storage.read_ranges(rel, [(0, first)])
+    try:
+        (head,) = storage.read_ranges(rel, [(0, first)])
+    except FileNotFoundError:
+        raise CorruptFileError(f"{label}: listed by the index manifest but missing") from None
     if len(head) < _HEAD or head[:8] != magic:
         raise CorruptFileError(f"{label}: not a bloomskip {magic[:7].decode()} file")
     n = int.from_bytes(head[8:12], "little")
@@ -163,19 +166,24 @@ def _section(header: dict, head: bytes, storage: Storage, rel: str, name: str, d
 # -------------------------------------------------------------------------------- parts
 
 
-def write_part(storage: Storage, rel: str, data: np.ndarray, offsets: np.ndarray) -> list[int]:
+def write_part(
+    storage: Storage, rel: str, data: np.ndarray, offsets: np.ndarray
+) -> tuple[np.ndarray, list[tuple[int, int]], int]:
     """Write the filters ``data[offsets[i]:offsets[i+1]]`` (bytes, back to back) as a part:
-    block-major per size class. Returns each zone's class (its position in the classes, in
-    order of first appearance; :data:`NO_CLASS` for a bitset that is not whole blocks)."""
+    block-major per size class. Returns each zone's class (its position among the part's
+    classes, in order of first appearance; :data:`NO_CLASS` for a bitset that is not whole
+    blocks), the classes as ``(blocks, zones)``, and the part's size."""
     sizes = np.diff(offsets)
     classes: dict[int, list[int]] = {}
-    zone_class = []
+    zone_class = np.full(sizes.shape[0], NO_CLASS, dtype=np.uint8)
     for z, n in enumerate(sizes.tolist()):
-        if n <= 0 or n % 32 or n // 32 > MAX_BLOCKS or (n // 32) & (n // 32 - 1):
-            zone_class.append(NO_CLASS)
+        blocks = n // 32
+        if n <= 0 or n % 32 or blocks > MAX_BLOCKS or blocks & (blocks - 1):
             continue
-        members = classes.setdefault(n // 32, [])
-        zone_class.append(list(classes).index(n // 32))
+        if blocks not in classes and len(classes) == NO_CLASS - 1:
+            continue  # more sizes than a part can name: may match
+        members = classes.setdefault(blocks, [])
+        zone_class[z] = list(classes).index(blocks)
         members.append(z)
     sections = {}
     for i, (blocks, members) in enumerate(classes.items()):
@@ -183,12 +191,14 @@ def write_part(storage: Storage, rel: str, data: np.ndarray, offsets: np.ndarray
         for j, z in enumerate(members):
             m[:, j, :] = data[offsets[z] : offsets[z + 1]].reshape(blocks, 32)
         sections[f"c{i}"] = m
+    listed = [(b, len(ms)) for b, ms in classes.items()]
     header = {
         "zones": int(sizes.shape[0]),
-        "classes": [{"blocks": b, "count": len(ms)} for b, ms in classes.items()],
+        "classes": [{"blocks": b, "count": n} for b, n in listed],
     }
-    storage.write(rel, _pack(PART_MAGIC, header, sections))
-    return zone_class
+    body = _pack(PART_MAGIC, header, sections)
+    storage.write(rel, body)
+    return zone_class, listed, len(body)
 
 
 @dataclass(frozen=True)
@@ -310,27 +320,33 @@ def slab_name(directory_rel: str, cls: int, k: int) -> str:
     return f"{base}.c{cls}-{k}.slab"
 
 
-def build_slab(
-    storage: Storage,
-    parts: Sequence[Part],
-    cls_of_part: Sequence[int | None],
-    placement: Sequence[np.ndarray],
-    blocks: int,
-    count: int,
-    b0: int,
-    b1: int,
-) -> np.ndarray:
-    """Blocks ``[b0, b1)`` of the ``count`` zones of one class of a segment, block-major:
-    part ``p`` holds its zones of this class as its class ``cls_of_part[p]``, and they go
-    to columns ``placement[p]`` of the slab (directory order)."""
-    out = np.zeros((b1 - b0, count, 32), dtype=np.uint8)
-    for part, cls, cols in zip(parts, cls_of_part, placement, strict=True):
-        if cls is None or cols.shape[0] == 0:
-            continue
-        if part.classes[cls][0] != blocks:
-            raise CorruptFileError(f"{storage.label(part.rel)}: class {cls} is not {blocks} blocks")
-        out[:, cols, :] = read_part_blocks(storage, part, cls, b0, b1)
-    return out
+@dataclass(frozen=True)
+class SlabJob:
+    """One slab of a segment to write: blocks ``[b0, b1)`` of the ``count`` zones of one
+    size class, gathered from the parts that hold them. ``sources`` lists, per part, its
+    class holding these zones and where each of that class's zones goes in the slab (-1:
+    not in this segment)."""
+
+    rel: str
+    blocks: int
+    count: int
+    b0: int
+    b1: int
+    sources: tuple[tuple[Part, int, np.ndarray], ...]
+
+
+def build_slab(storage: Storage, job: SlabJob) -> int:
+    """Write ``job``'s slab; returns its size."""
+    out = np.zeros((job.b1 - job.b0, job.count, 32), dtype=np.uint8)
+    for part, cls, cols in job.sources:
+        if part.classes[cls][0] != job.blocks:
+            label = storage.label(part.rel)
+            raise CorruptFileError(f"{label}: class {cls} is not {job.blocks} blocks")
+        got = read_part_blocks(storage, part, cls, job.b0, job.b1)
+        keep = cols >= 0
+        out[:, cols[keep], :] = got[:, keep, :]
+    storage.write(job.rel, memoryview(out).cast("B"))
+    return out.size
 
 
 class ServedFilters:
@@ -361,7 +377,12 @@ class ServedFilters:
                     f"{self.storage.label(name)}: a slab the manifest does not list"
                 )
             length = count * 32
-            (data,) = self.storage.read_ranges(name, [((b - k * s) * length, length)])
+            try:
+                (data,) = self.storage.read_ranges(name, [((b - k * s) * length, length)])
+            except FileNotFoundError:
+                raise CorruptFileError(
+                    f"{self.storage.label(name)}: listed by the index manifest but missing"
+                ) from None
             if len(data) != length:
                 raise CorruptFileError(f"{self.storage.label(name)}: slab cut short")
             row = self._rows[key] = np.frombuffer(data, dtype="<u4").reshape(count, 8)
@@ -397,6 +418,7 @@ __all__ = [
     "Directory",
     "Part",
     "ServedFilters",
+    "SlabJob",
     "block_index",
     "build_slab",
     "read_directory",
