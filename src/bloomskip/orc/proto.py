@@ -30,6 +30,7 @@ place (the caller passes the file and where the message sits in it) and the mess
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -355,9 +356,14 @@ class RowIndexEntry:
     statistics: ColumnStatistics | None
 
 
-def row_index(buf: bytes, name: str) -> tuple[RowIndexEntry, ...]:
-    """The entries of a ROW_INDEX stream: one per row group."""
+def row_index(
+    buf: bytes, name: str, check: Callable[[int], None] | None = None
+) -> tuple[RowIndexEntry, ...]:
+    """The entries of a ROW_INDEX stream: one per row group. ``check`` sees their count
+    before any view is built (it raises for a wrong count: no memory spent on them)."""
     m = parse(pb.RowIndex, buf, name)
+    if check is not None:
+        check(len(m.entry))
     return tuple(
         RowIndexEntry(
             tuple(e.positions),
@@ -391,9 +397,14 @@ class BloomFilter:
         return struct.unpack(f"<{n}Q", self.bitset[: 8 * n])
 
 
-def bloom_filter_index(buf: bytes, name: str) -> tuple[BloomFilter, ...]:
-    """The entries of a BLOOM_FILTER or BLOOM_FILTER_UTF8 stream: one per row group."""
+def bloom_filter_index(
+    buf: bytes, name: str, check: Callable[[int], None] | None = None
+) -> tuple[BloomFilter, ...]:
+    """The entries of a BLOOM_FILTER or BLOOM_FILTER_UTF8 stream: one per row group
+    (``check`` as for :func:`row_index`)."""
     m = parse(pb.BloomFilterIndex, buf, name)
+    if check is not None:
+        check(len(m.bloom_filter))
     return tuple(
         BloomFilter(
             _opt(b, "num_hash_functions"),

@@ -243,9 +243,9 @@ class StripeIndexes:
         if st is None:
             return None
         what = f"{self.name}: stripe {stripe} row index of column {column} at offset {st.offset}"
-        entries = proto.row_index(self.read_stream(stripe, st), what)
-        self._check_count(stripe, len(entries), what)
-        return entries
+        return proto.row_index(
+            self.read_stream(stripe, st), what, lambda n: self._check_count(stripe, n, what)
+        )
 
     def bloom_filters(self, stripe: int, column: int) -> ColumnBloomFilters | None:
         """The bloom filter index of ``column`` in ``stripe``, as stored: from its
@@ -260,8 +260,9 @@ class StripeIndexes:
             f"{self.name}: stripe {stripe} {st.kind_name} stream of column {column} "
             f"at offset {st.offset}"
         )
-        filters = proto.bloom_filter_index(self.read_stream(stripe, st), what)
-        self._check_count(stripe, len(filters), what)
+        filters = proto.bloom_filter_index(
+            self.read_stream(stripe, st), what, lambda n: self._check_count(stripe, n, what)
+        )
         enc = self.column_encoding(stripe, column)
         return ColumnBloomFilters(
             stripe=stripe,
