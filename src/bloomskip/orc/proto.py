@@ -50,8 +50,9 @@ def parse(message: type[M], buf: bytes, name: str) -> M:
     try:
         m.ParseFromString(buf)
     except DecodeError as e:
+        detail = str(e).rsplit(": ", 1)[-1]  # after "Error parsing message with type ..."
         raise CorruptFileError(
-            f"{name}: not a valid {message.DESCRIPTOR.name} message ({e})"
+            f"{name}: not a valid {message.DESCRIPTOR.name} message ({detail})"
         ) from None
     return m
 

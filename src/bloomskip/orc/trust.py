@@ -2,11 +2,10 @@
 
 ORC writers have hashed some types wrongly, or written statistics that do not bound the
 values, in known versions; a reader that trusted them would skip row groups holding
-matches. The rules here come from the writer id (``Footer.writer``), the writer version
+matches. The rules here decide from the writer id (``Footer.writer``), the writer version
 (``PostScript.writer_version``, ORC Java's ``WriterVersion``), the software version
-(``Footer.software_version``), the calendar and the file format version, as ORC Java's
-and ORC C++'s readers apply them (``ReaderImpl``, ``SchemaEvolution``,
-``RecordReaderImpl``) and as bloomskip's tests against each writer found them:
+(``Footer.software_version``), the calendar and the file format version (fields of
+``orc_proto.proto``, apache/orc-format); each rule says the bug or fix it follows:
 
 * :func:`bloom_policy` - whether a column's bloom filters may be used at all;
 * :func:`legacy_policy` - whether a legacy ``BLOOM_FILTER`` stream can answer for given
