@@ -61,7 +61,8 @@ _ROW_PREFETCH = 8
 
 
 @njit(inline="always")
-def _rotl(x, r):
+def rotl64(x, r):
+    """Rotate the uint64 ``x`` left by ``r`` bits (also used by ORC's Murmur3 ``hash64``)."""
     return (x << _U64(r)) | (x >> _U64(64 - r))
 
 
@@ -78,7 +79,7 @@ def _avalanche(h):
 @njit(inline="always")
 def _round(acc, lane):
     acc += lane * _P2
-    acc = _rotl(acc, 31)
+    acc = rotl64(acc, 31)
     return acc * _P1
 
 
@@ -93,7 +94,7 @@ def xxh64_u8(v):
     """xxHash64 of one byte."""
     h = _P5 + _U64(1)
     h ^= _U64(v) * _P5
-    h = _rotl(h, 11) * _P1
+    h = rotl64(h, 11) * _P1
     return _avalanche(h)
 
 
@@ -103,9 +104,9 @@ def xxh64_u16(v):
     h = _P5 + _U64(2)
     x = _U64(v)
     h ^= (x & _U64(0xFF)) * _P5
-    h = _rotl(h, 11) * _P1
+    h = rotl64(h, 11) * _P1
     h ^= (x >> _U64(8)) * _P5
-    h = _rotl(h, 11) * _P1
+    h = rotl64(h, 11) * _P1
     return _avalanche(h)
 
 
@@ -114,7 +115,7 @@ def xxh64_u32(v):
     """xxHash64 of four little-endian bytes."""
     h = _P5 + _U64(4)
     h ^= _U64(v) * _P1
-    h = _rotl(h, 23) * _P2 + _P3
+    h = rotl64(h, 23) * _P2 + _P3
     return _avalanche(h)
 
 
@@ -123,7 +124,7 @@ def xxh64_u64(v):
     """xxHash64 of eight little-endian bytes."""
     h = _P5 + _U64(8)
     h ^= _round(_U64(0), _U64(v))
-    h = _rotl(h, 27) * _P1 + _P4
+    h = rotl64(h, 27) * _P1 + _P4
     return _avalanche(h)
 
 
@@ -144,7 +145,7 @@ def xxh64_bytes(data, start, length):
             v3 = _round(v3, load_u64(data, p + 16))
             v4 = _round(v4, load_u64(data, p + 24))
             p += 32
-        h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
+        h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18)
         h = _merge_round(h, v1)
         h = _merge_round(h, v2)
         h = _merge_round(h, v3)
@@ -154,26 +155,52 @@ def xxh64_bytes(data, start, length):
     h += _U64(length)
     while p + 8 <= end:
         h ^= _round(_U64(0), load_u64(data, p))
-        h = _rotl(h, 27) * _P1 + _P4
+        h = rotl64(h, 27) * _P1 + _P4
         p += 8
     if p + 4 <= end:
         h ^= _U64(load_u32(data, p)) * _P1
-        h = _rotl(h, 23) * _P2 + _P3
+        h = rotl64(h, 23) * _P2 + _P3
         p += 4
     while p < end:
         h ^= _U64(data[p]) * _P5
-        h = _rotl(h, 11) * _P1
+        h = rotl64(h, 11) * _P1
         p += 1
     return _avalanche(h)
 
 
 @njit(inline="always")
-def _fmix64(k):
+def fmix64(k):
+    """MurmurHash3's 64-bit finalizer (also ORC's ``hash64``)."""
     k ^= k >> _U64(33)
     k *= _FM1
     k ^= k >> _U64(33)
     k *= _FM2
     k ^= k >> _U64(33)
+    return k
+
+
+@njit(inline="always")
+def murmur3_k1(k):
+    """MurmurHash3's mix of a block of the first lane (ORC's single-lane ``hash64`` mixes
+    every block so)."""
+    k *= _C1
+    k = rotl64(k, 31)
+    return k * _C2
+
+
+@njit(inline="always")
+def _murmur3_k2(k):
+    k *= _C2
+    k = rotl64(k, 33)
+    return k * _C1
+
+
+@njit(inline="always")
+def load_tail(data, p, n):
+    """The ``n`` (< 8) bytes at ``data[p:]`` as a little-endian, zero-extended uint64."""
+    k = _U64(0)
+    for i in range(n - 1, -1, -1):
+        k = (k << _U64(8)) | _U64(data[p + i])
     return k
 
 
@@ -185,46 +212,26 @@ def murmur3_bytes(data, start, length):
     p = start
     nblocks = length // 16
     for _ in range(nblocks):
-        k1 = load_u64(data, p)
-        k2 = load_u64(data, p + 8)
-        k1 *= _C1
-        k1 = _rotl(k1, 31)
-        k1 *= _C2
-        h1 ^= k1
-        h1 = _rotl(h1, 27)
+        h1 ^= murmur3_k1(load_u64(data, p))
+        h1 = rotl64(h1, 27)
         h1 += h2
         h1 = h1 * _U64(5) + _U64(0x52DCE729)
-        k2 *= _C2
-        k2 = _rotl(k2, 33)
-        k2 *= _C1
-        h2 ^= k2
-        h2 = _rotl(h2, 31)
+        h2 ^= _murmur3_k2(load_u64(data, p + 8))
+        h2 = rotl64(h2, 31)
         h2 += h1
         h2 = h2 * _U64(5) + _U64(0x38495AB5)
         p += 16
     tail = length & 15
     if tail > 8:
-        k2 = _U64(0)
-        for i in range(tail - 1, 7, -1):
-            k2 = (k2 << _U64(8)) | _U64(data[p + i])
-        k2 *= _C2
-        k2 = _rotl(k2, 33)
-        k2 *= _C1
-        h2 ^= k2
+        h2 ^= _murmur3_k2(load_tail(data, p + 8, tail - 8))
     if tail > 0:
-        k1 = _U64(0)
-        for i in range(min(tail, 8) - 1, -1, -1):
-            k1 = (k1 << _U64(8)) | _U64(data[p + i])
-        k1 *= _C1
-        k1 = _rotl(k1, 31)
-        k1 *= _C2
-        h1 ^= k1
+        h1 ^= murmur3_k1(load_u64(data, p) if tail >= 8 else load_tail(data, p, tail))
     h1 ^= _U64(length)
     h2 ^= _U64(length)
     h1 += h2
     h2 += h1
-    h1 = _fmix64(h1)
-    h2 = _fmix64(h2)
+    h1 = fmix64(h1)
+    h2 = fmix64(h2)
     h1 += h2
     return h1
 
@@ -346,7 +353,7 @@ def _xxh64_row_block(data, base, width, out, scratch):
             b = v2[i]
             c = v3[i]
             d = v4[i]
-            h = _rotl(a, 1) + _rotl(b, 7) + _rotl(c, 12) + _rotl(d, 18)
+            h = rotl64(a, 1) + rotl64(b, 7) + rotl64(c, 12) + rotl64(d, 18)
             h = _merge_round(h, a)
             h = _merge_round(h, b)
             h = _merge_round(h, c)
@@ -359,16 +366,16 @@ def _xxh64_row_block(data, base, width, out, scratch):
         col = t1 if j == 0 else (t2 if j == 1 else t3)
         for i in range(n):
             h = out[i] ^ _round(_U64(0), col[i])
-            out[i] = _rotl(h, 27) * _P1 + _P4
+            out[i] = rotl64(h, 27) * _P1 + _P4
     if has_u32:
         for i in range(n):
             h = out[i] ^ ((t4[i] & _U64(0xFFFFFFFF)) * _P1)
-            out[i] = _rotl(h, 23) * _P2 + _P3
+            out[i] = rotl64(h, 23) * _P2 + _P3
     for j in range(nbytes):
         shift = _U64(32 + 8 * j)
         for i in range(n):
             h = out[i] ^ (((t4[i] >> shift) & _U64(0xFF)) * _P5)
-            out[i] = _rotl(h, 11) * _P1
+            out[i] = rotl64(h, 11) * _P1
     for i in range(n):
         out[i] = _avalanche(out[i])
 

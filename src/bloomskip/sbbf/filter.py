@@ -38,7 +38,7 @@ from bloomskip.errors import (
 from bloomskip.hashing.arrow import Encoding, PhysicalSpec, to_plain_columns
 from bloomskip.hashing.plain import HashAlgorithm, Rows, VarBytes, Words
 from bloomskip.sbbf import sizing
-from bloomskip.sbbf.memory import aligned_zeros
+from bloomskip.sbbf.memory import aligned_zeros, byte_view, word_view
 
 kernels = lazy("bloomskip.sbbf.kernels")
 
@@ -106,12 +106,7 @@ class Sbbf:
         buffer (no copy; a read-only buffer gives a read-only filter). Any multiple of
         32 bytes up to 128 MiB is accepted, as readers do; writers use powers of two.
         """
-        try:
-            raw = np.frombuffer(bitset, dtype=np.uint8)
-        except (TypeError, ValueError) as exc:
-            raise InvalidBitsetError(
-                f"bitset must be a bytes-like object, got {type(bitset).__name__}"
-            ) from exc
+        raw = byte_view(bitset, "bitset")
         n = raw.shape[0]
         if n == 0 or n % sizing.BLOCK_BYTES or n > sizing.MAX_BYTES:
             raise InvalidBitsetError(
@@ -119,11 +114,7 @@ class Sbbf:
                 f"{sizing.BLOCK_BYTES} B (whole 256-bit blocks) and at most 128 MiB"
             )
         self = cls.__new__(cls)
-        if copy or raw.ctypes.data % 4:
-            buf = aligned_zeros(n)
-            buf[:] = raw
-            raw = buf
-        self._words = raw.view(np.uint32)
+        self._words = word_view(raw, np.uint32, copy)
         self._hash = HashAlgorithm.parse(hash)
         self._encoding = Encoding.parse(encoding)
         return self
