@@ -249,7 +249,8 @@ class ZoneIndex:
         key = zt.column("fragment_id").to_numpy() << 40 | zt.column("zone_start").to_numpy()
         first = np.ones(zt.num_rows, np.bool_)
         first[1:] = key[1:] != key[:-1]
-        return zt.filter(pa.array(first))
+        zt = zt.filter(pa.array(first))
+        return pa.Table.from_arrays(zt.columns, names=zt.column_names)  # as Lance's: nullable
 
     def _live(self) -> pa.Array:
         return self.fragments().column("fragment_id").combine_chunks().cast(pa.uint64())
