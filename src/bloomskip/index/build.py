@@ -55,6 +55,7 @@ from bloomskip.index.layout import (
 )
 from bloomskip.index.sources import Source, SourceFile, from_json, resolve
 from bloomskip.index.zones import FileZones, index_file
+from bloomskip.progress import bar as progress_bar
 
 #: A column's segments are merged into one when a commit would leave more than this.
 MAX_SEGMENTS = 8
@@ -325,20 +326,11 @@ def _update(
 
 def _thread_pool(threads: int | None, progress: bool | None):
     def run(src: Source, files: list[SourceFile], cols: list[ColumnIndex], zoning: Zoning):
-        from tqdm import tqdm
-
         show = sys.stderr.isatty() if progress is None else progress
         workers = threads or min(32, os.cpu_count() or 1)
         with (
             ThreadPoolExecutor(max_workers=workers) as pool,
-            tqdm(
-                total=len(files),
-                desc="indexing",
-                unit="file",
-                file=sys.stderr,
-                disable=not show,
-                leave=False,
-            ) as bar,
+            progress_bar(len(files), "indexing", "file", show=show) as bar,
         ):
             futures = [pool.submit(index_file, src, f, cols, zoning) for f in files]
             for fut in futures:

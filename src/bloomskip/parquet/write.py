@@ -49,7 +49,6 @@ import itertools
 import os
 import queue
 import struct
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -79,6 +78,7 @@ from bloomskip.parquet.crypto import Decryption
 from bloomskip.parquet.footer import ENCRYPTED_MAGIC, MAGIC, Footer, LeafColumn, read_footer
 from bloomskip.parquet.plainview import plaintext_chunk_file
 from bloomskip.parquet.schema import ColumnType, column_type
+from bloomskip.progress import bar as progress_bar
 from bloomskip.sbbf import Sbbf, build_filter
 from bloomskip.sbbf.sizing import SizingPolicy, num_bytes_for
 
@@ -595,7 +595,13 @@ def _append_filters(
     added: list[AddedFilter] = []
     try:
         with (
-            _progress_bar(len(jobs), label or footer.path, progress) as bar,
+            progress_bar(
+                len(jobs),
+                os.path.basename(label or footer.path),
+                "chunk",
+                show=progress,
+                dynamic_ncols=True,
+            ) as bar,
             ThreadPoolExecutor(workers, thread_name_prefix="bloomskip-add") as pool,
         ):
             for job, (f, ndv) in _in_order(pool, build, jobs, window=2 * workers):
@@ -683,22 +689,6 @@ def _write_footer(out: BinaryIO, footer: Footer) -> None:
     out.write(tail)
     out.write(struct.pack("<I", len(tail)))
     out.write(magic)
-
-
-@contextlib.contextmanager
-def _progress_bar(total: int, label: str, enabled: bool) -> Iterator[Any]:
-    from tqdm import tqdm
-
-    with tqdm(
-        total=total,
-        desc=os.path.basename(label),
-        unit="chunk",
-        file=sys.stderr,
-        disable=not enabled,
-        leave=False,
-        dynamic_ncols=True,
-    ) as bar:
-        yield bar
 
 
 # ----------------------------------------------------------------------------- files
