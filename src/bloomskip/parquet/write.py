@@ -44,15 +44,13 @@ removed.
 from __future__ import annotations
 
 import collections
-import contextlib
 import itertools
 import os
 import queue
 import struct
-import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, BinaryIO
@@ -72,6 +70,7 @@ from bloomskip.parquet.crypto import Decryption
 from bloomskip.parquet.footer import ENCRYPTED_MAGIC, MAGIC, Footer, LeafColumn, read_footer
 from bloomskip.parquet.schema import ColumnType, column_type
 from bloomskip.parquet.values import ChunkColumn, DecryptedReader, ValueReader, chunk_hashes
+from bloomskip.progress import bar as progress_bar
 from bloomskip.replace import atomic_path, copy_prefix, same_file
 from bloomskip.sbbf import Sbbf, build_filter
 from bloomskip.sbbf.sizing import SizingPolicy, num_bytes_for
@@ -442,7 +441,13 @@ def _append_filters(
     added: list[AddedFilter] = []
     try:
         with (
-            _progress_bar(len(jobs), label or footer.path, progress) as bar,
+            progress_bar(
+                len(jobs),
+                os.path.basename(label or footer.path),
+                "chunk",
+                show=progress,
+                dynamic_ncols=True,
+            ) as bar,
             ThreadPoolExecutor(workers, thread_name_prefix="bloomskip-add") as pool,
         ):
             for job, (f, ndv) in _in_order(pool, build, jobs, window=2 * workers):
@@ -530,19 +535,3 @@ def _write_footer(out: BinaryIO, footer: Footer) -> None:
     out.write(tail)
     out.write(struct.pack("<I", len(tail)))
     out.write(magic)
-
-
-@contextlib.contextmanager
-def _progress_bar(total: int, label: str, enabled: bool) -> Iterator[Any]:
-    from tqdm import tqdm
-
-    with tqdm(
-        total=total,
-        desc=os.path.basename(label),
-        unit="chunk",
-        file=sys.stderr,
-        disable=not enabled,
-        leave=False,
-        dynamic_ncols=True,
-    ) as bar:
-        yield bar
