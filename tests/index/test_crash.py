@@ -50,6 +50,7 @@ import pytest
 from bloomskip import index
 from bloomskip.errors import CommitConflictError, IndexNotFoundError
 from bloomskip.index import store
+from bloomskip.index.layout import MARKER
 from tests.support.writers import Writers
 
 FILES = 30
@@ -293,8 +294,9 @@ def files_under(root: Path) -> set[str]:
 def live_files(root: Path) -> set[str]:
     """The kept manifests and every table they reference."""
     out = set()
+    out.add(MARKER)
     for v in store.versions(str(root)):
-        out.add(os.path.relpath(store.manifest_path(str(root), v), root).replace(os.sep, "/"))
+        out.add(store.manifest_name(v))
         out |= store.referenced(store.read_manifest(str(root), v))
     return out
 

@@ -17,8 +17,8 @@ the other writers or with pytest except the file system.
    every thread's stack to stderr (faulthandler), which the test side asks for before it
    kills a writer that ran too long.
 
-``kill_at`` makes it SIGKILL itself at one step of a commit; ``store.os`` is swapped for a
-proxy so only the store's own calls are hooked. The test side never gives such a writer
+``kill_at`` makes it SIGKILL itself at one step of a commit; ``storage.os`` (the index
+storage's module) is swapped for a proxy so only the index's own file calls are hooked. The test side never gives such a writer
 (nor one it killed) another job.
 """
 
@@ -54,22 +54,29 @@ class OsProxy:
 
 
 def hook(kill_at: str) -> None:
-    from bloomskip.index import store
+    from bloomskip.index import storage
 
     proxy = OsProxy()
-    if kill_at == "table_temp_written":  # first table fsynced under its temporary name
+    if kill_at == "table_temp_written":  # first object fsynced under its temporary name
         proxy.replace = die
     elif kill_at == "manifest_temp_written":  # manifest fsynced, not yet linked
-        proxy.link = die
+        def link_or_die(src: str, dst: str) -> None:
+            if "_manifests" in dst:
+                die()
+            os.link(src, dst)
+
+        proxy.link = link_or_die
     elif kill_at == "manifest_linked":  # committed, temporary name not yet removed
 
         def link_then_die(src: str, dst: str) -> None:
             os.link(src, dst)
-            die()
+            if "_manifests" in dst:
+                die()
 
         proxy.link = link_then_die
     elif kill_at.startswith("tables_written:"):  # N whole tables written, no manifest
-        limit, real, count = int(kill_at.split(":")[1]), store.write_table, [0]
+        cls = storage.LocalStorage
+        limit, real, count = int(kill_at.split(":")[1]), cls.write_table, [0]
 
         def write_then_maybe_die(*a: Any, **k: Any) -> Any:
             out = real(*a, **k)
@@ -78,10 +85,10 @@ def hook(kill_at: str) -> None:
                 die()
             return out
 
-        store.write_table = write_then_maybe_die
+        cls.write_table = write_then_maybe_die
     else:
         raise ValueError(f"unknown kill_at {kill_at}")
-    store.os = proxy
+    storage.os = proxy
 
 
 def run(job: dict[str, Any]) -> tuple[int, dict[str, Any]]:

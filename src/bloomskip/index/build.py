@@ -24,6 +24,7 @@ report lists them with the reason.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -36,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 
 from bloomskip.errors import (
+    BloomskipError,
     CommitConflictError,
     IndexNotFoundError,
     InvalidParameterError,
@@ -445,10 +447,24 @@ def _update(
             if attempt == COMMIT_RETRIES:
                 raise
             continue
+        _drop_intermediates(storage, done, manifest)
         report.retries = attempt
         report.seconds = time.perf_counter() - t0
         return report
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _drop_intermediates(storage: Storage, done: _Done, manifest: Manifest) -> None:
+    """Delete what the tasks wrote that the committed version does not use: the serving
+    parts (the slabs hold their blocks now) and parts of files another attempt re-read.
+    Best effort: what stays is an orphan, which vacuum removes."""
+    used = store.referenced(manifest)
+    for result in done.results:
+        for part in result.columns.values():
+            for rel in part.names:
+                if rel not in used:
+                    with contextlib.suppress(OSError, BloomskipError):
+                        storage.delete(rel)
 
 
 def _run_tasks(storage, src, runner, todo, columns, zoning, done: _Done) -> None:

@@ -193,8 +193,10 @@ def vacuum(
     objects are never touched). Returns the names removed."""
     storage = at(storage)
     found = versions(storage)
-    if not found:
+    if not found and storage.size(MARKER) is None:
         raise IndexNotFoundError(f"{storage.uri}: no zone index here (no committed version)")
+    # (an index whose first build was killed has its marker and no version: its objects
+    # are all orphans)
     keep = found[-keep_versions:] if keep_versions > 0 else found[-1:]
     live: set[str] = {MARKER}
     for v in keep:
