@@ -241,7 +241,7 @@ def test_files_added_rewritten_deleted(ds, tmp_path):
     assert r["zones_candidate"] == 1 and r["files_skipped"] == 1
     assert r["read_in_full"] == {"changed since indexing": 1, "not indexed": 1}
     r = _report(tmp_path / "r1.json")  # 3 was in the deleted file, the others are new
-    assert r["files_candidate"] == 2 and r["skipped_reasons"] == {"file filter": 2}
+    assert r["files_candidate"] == 2 and r["skipped_reasons"] == {"every zone ruled out": 2}
 
 
 @pytest.mark.spark

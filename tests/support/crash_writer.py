@@ -18,8 +18,8 @@ the other writers or with pytest except the file system.
    kills a writer that ran too long.
 
 ``kill_at`` makes it SIGKILL itself at one step of a commit; ``storage.os`` (the index
-storage's module) is swapped for a proxy so only the index's own file calls are hooked. The test side never gives such a writer
-(nor one it killed) another job.
+storage's module) is swapped for a proxy so only the index's own file calls are hooked.
+The test side never gives such a writer (nor one it killed) another job.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ def hook(kill_at: str) -> None:
     if kill_at == "table_temp_written":  # first object fsynced under its temporary name
         proxy.replace = die
     elif kill_at == "manifest_temp_written":  # manifest fsynced, not yet linked
+
         def link_or_die(src: str, dst: str) -> None:
             if "_manifests" in dst:
                 die()

@@ -423,8 +423,32 @@ __all__ = [
     "build_slab",
     "read_directory",
     "read_part_blocks",
+    "served_zones",
     "slab_blocks",
     "slab_name",
     "write_directory",
     "write_part",
 ]
+
+
+def served_zones(
+    storage: Storage, directory: Directory, slabs: Sequence[str]
+) -> list[bytes | None]:
+    """Every zone's filter as the serving layout holds it (reading whole slabs), in
+    directory order; None for a zone with no usable filter. For checks and tests: a
+    lookup never reads this much."""
+    out: list[bytes | None] = [None] * directory.keys.shape[0]
+    for cls, c in enumerate(directory.classes):
+        blocks, count, s = c["blocks"], c["count"], c["slab_blocks"]
+        matrix = np.zeros((blocks, count, 32), dtype=np.uint8)
+        for k in range(blocks // s):
+            name = slab_name(directory.rel, cls, k)
+            if name not in slabs:
+                raise CorruptFileError(f"{storage.label(name)}: a slab the manifest does not list")
+            data = storage.read(name)
+            if len(data) != s * count * 32:
+                raise CorruptFileError(f"{storage.label(name)}: slab of the wrong size")
+            matrix[k * s : (k + 1) * s] = np.frombuffer(data, np.uint8).reshape(s, count, 32)
+        for z in np.flatnonzero(directory.zone_class == cls).tolist():
+            out[z] = matrix[:, directory.position[z], :].tobytes()
+    return out
