@@ -61,6 +61,7 @@ from bloomskip.index.parts import ColumnPart, TaskResult, run_task
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.progress import bar as progress_bar
 from bloomskip.sources import Source, SourceFile, from_json, resolve
+from bloomskip.sources.base import unchanged
 
 #: A column's segments are merged into one when a commit would leave more than this.
 MAX_SEGMENTS = 8
@@ -360,7 +361,7 @@ def _update(
         todo: list[tuple[SourceFile, tuple[str, ...], int, bool]] = []  # file, cols, fid, new
         for f in listing:
             row = old.get(f.path)
-            if row is not None and (row["size"], row["mtime_ns"]) == (f.size, f.mtime_ns):
+            if row is not None and unchanged(row, f):
                 keep.append(row)
                 if new_cols:
                     todo.append((f, new_cols, int(row["fragment_id"]), False))
@@ -399,6 +400,7 @@ def _update(
                         "mtime_ns": f.mtime_ns,
                         "num_rows": fr.num_rows,
                         "format": fr.format,
+                        "etag": f.etag,
                     }
                 )
         live_rows = keep + new_rows
@@ -610,7 +612,7 @@ def _fragments(storage: Storage, base: Manifest | None) -> dict[str, dict[str, A
 
 
 def _fragment_table(rows: list[dict[str, Any]]) -> pa.Table:
-    rows = sorted(rows, key=lambda r: r["fragment_id"])
+    rows = sorted(({"etag": None} | r for r in rows), key=lambda r: r["fragment_id"])
     return pa.Table.from_pylist(rows, schema=FRAGMENT_SCHEMA)
 
 

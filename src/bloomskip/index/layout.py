@@ -31,8 +31,9 @@ point lookup reads about 32 bytes per zone.
 one filter per file, sized for the file's NDV.
 
 **Fragment table**: ``fragment_id uint64, path string, size int64, mtime_ns int64,
-num_rows uint64, format string``, sorted by fragment id in row groups of
-:data:`FRAGMENT_GROUP_ROWS`, so a lookup reads the rows of its candidates only.
+num_rows uint64, format string, etag string`` (null on local file systems), sorted by
+fragment id in row groups of :data:`FRAGMENT_GROUP_ROWS`, so a lookup reads the rows of
+its candidates only.
 
 **Manifest** (JSON): format name and version, the index version, a commit id, the
 source, the zoning, the source's Arrow schema, the fragment table and its totals, the
@@ -127,6 +128,7 @@ FRAGMENT_SCHEMA = pa.schema(
         pa.field("mtime_ns", pa.int64(), nullable=False),
         pa.field("num_rows", pa.uint64(), nullable=False),
         pa.field("format", pa.string(), nullable=False),
+        pa.field("etag", pa.string(), nullable=True),
     ]
 )
 

@@ -59,6 +59,7 @@ from bloomskip.prune.engine import Pruner
 from bloomskip.prune.evidence import ColumnEvidence, Proof
 from bloomskip.sbbf.sizing import putze_fpp_many
 from bloomskip.sources import Source, SourceFile, from_json
+from bloomskip.sources.base import unchanged
 
 #: Default limit on the compounded false-positive rate of an IN list.
 MAX_IN_FPP = 0.5
@@ -306,7 +307,7 @@ class ZoneIndex:
                 r = rows.get(f.path)
                 if r is None:
                     res.files.append(FileCandidate(src.uri_of(f.path), "not indexed"))
-                elif (r["size"], r["mtime_ns"]) != (f.size, f.mtime_ns):
+                elif not unchanged(r, f):
                     res.files.append(FileCandidate(src.uri_of(f.path), "changed since indexing"))
                 else:
                     listing[int(r["fragment_id"])] = f
@@ -364,12 +365,7 @@ class ZoneIndex:
         if check_source:
             listing = store.inside(self.storage, self.source, self.source.list())
             seen = {f.path: f for f in listing}
-            stale = [
-                f.path
-                for f in listing
-                if f.path in rows
-                and (rows[f.path]["size"], rows[f.path]["mtime_ns"]) != (f.size, f.mtime_ns)
-            ]
+            stale = [f.path for f in listing if f.path in rows and not unchanged(rows[f.path], f)]
             new = [f.path for f in listing if f.path not in rows]
             gone = [p for p in rows if p not in seen]
             fresh = len(listing) - len(stale) - len(new)

@@ -37,11 +37,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bloomskip.errors import CorruptFileError, SourceError
+from bloomskip.objstore import SCHEMES, first_line, open_store
 
 #: What a relative name may look like: segments of safe characters, joined by "/".
 _REL = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$")
 MAX_REL = 400
-_OBJECT_SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "azure", "adl", "memory")
 
 
 def check_rel(rel: str) -> str:
@@ -338,20 +338,8 @@ class ObjectStorage(Storage):
 
     def __init__(self, uri: str) -> None:
         super().__init__()
-        try:
-            from obstore.store import from_url
-        except ImportError as e:  # pragma: no cover - a dependency
-            raise SourceError(f"{uri}: object stores need obstore ({e})") from None
         self.uri = uri.rstrip("/")
-        options = {}
-        if os.environ.get("AWS_ALLOW_HTTP", "").lower() in ("1", "true") or (
-            os.environ.get("AWS_ENDPOINT_URL", "").startswith("http://")
-        ):
-            options["allow_http"] = True
-        try:
-            self._store = from_url(self.uri, client_options=options or None)
-        except Exception as e:  # obstore's errors: one line
-            raise SourceError(f"{uri}: cannot open the object store: {e}") from None
+        self._store = open_store(self.uri)
 
     @property
     def local(self) -> bool:
@@ -367,8 +355,7 @@ class ObjectStorage(Storage):
         except oe.NotFoundError:
             raise FileNotFoundError(self.label(rel)) from None
         except oe.BaseError as e:
-            text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise SourceError(f"{self.label(rel)}: cannot {what}: {text}") from None
+            raise SourceError(f"{self.label(rel)}: cannot {what}: {first_line(e)}") from None
 
     def read(self, rel: str) -> bytes:
         import obstore
@@ -407,7 +394,8 @@ class ObjectStorage(Storage):
         import obstore
 
         check_rel(rel)
-        self._call("write", rel, lambda: obstore.put(self._store, rel, data))
+        body = data if isinstance(data, bytes) else bytes(data)  # obstore iterates others
+        self._call("write", rel, lambda: obstore.put(self._store, rel, body))
 
     def create(self, rel: str, data: bytes) -> bool:
         import obstore
@@ -419,8 +407,7 @@ class ObjectStorage(Storage):
         except (oe.AlreadyExistsError, oe.PreconditionError):
             return False
         except oe.BaseError as e:
-            text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise SourceError(f"{self.label(rel)}: cannot create: {text}") from None
+            raise SourceError(f"{self.label(rel)}: cannot create: {first_line(e)}") from None
         return True
 
     def list(self, prefix: str = "") -> list[Entry]:
@@ -449,7 +436,7 @@ class ObjectStorage(Storage):
 def is_object_uri(text: str) -> bool:
     """Whether ``text`` names an object store (not a local path or ``file://``)."""
     scheme, sep, _ = text.partition("://")
-    return bool(sep) and scheme.lower() in _OBJECT_SCHEMES
+    return bool(sep) and scheme.lower() in SCHEMES
 
 
 def open_storage(index_path: str | os.PathLike) -> Storage:
