@@ -19,10 +19,11 @@ rows that LLVM vectorizes (about 1.5-2.5x faster than one string at a time for
 16-36 byte strings in ``bench/sbbf.py``; same hashes).
 
 ``algo`` is :data:`XXHASH64` (the Parquet spec) or :data:`MURMUR3_X64_128` (the initial
-Parquet draft: the low 64 bits of the 128-bit result, seeded with :data:`MURMUR3_SEED` as
-the draft's two implementations, parquet-mr's bloom-filter branch and parquet-cpp's
-PARQUET-1332, seeded it). The scalar hash functions (``xxh64_*``, ``murmur3_bytes``) are also used,
-inlined, by the fused filter kernels.
+Parquet draft: the low 64 bits of the 128-bit result, with the seed
+:data:`~bloomskip.hashing.plain.MURMUR3_SEED` of the draft's two implementations,
+parquet-mr's first ``BlockSplitBloomFilter`` and parquet-cpp's). The scalar hash
+functions (``xxh64_*``, ``murmur3_bytes``) are also used, inlined, by the fused filter
+kernels.
 """
 
 from __future__ import annotations
