@@ -19,8 +19,11 @@ rows that LLVM vectorizes (about 1.5-2.5x faster than one string at a time for
 16-36 byte strings in ``bench/sbbf.py``; same hashes).
 
 ``algo`` is :data:`XXHASH64` (the Parquet spec) or :data:`MURMUR3_X64_128` (the initial
-Parquet draft, low 64 bits of the 128-bit result). The scalar hash functions
-(``xxh64_*``, ``murmur3_bytes``) are also used, inlined, by the fused filter kernels.
+Parquet draft: the low 64 bits of the 128-bit result, with the seed
+:data:`~bloomskip.hashing.plain.MURMUR3_SEED` of the draft's two implementations,
+parquet-mr's first ``BlockSplitBloomFilter`` and parquet-cpp's). The scalar hash
+functions (``xxh64_*``, ``murmur3_bytes``) are also used, inlined, by the fused filter
+kernels.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from bloomskip._numba import KERNEL, load_u32, load_u64, prefetch_read
+from bloomskip.hashing.plain import MURMUR3_SEED
 
 #: Hash algorithm codes understood by the kernels.
 XXHASH64 = 0
@@ -205,10 +209,10 @@ def load_tail(data, p, n):
 
 
 @njit(inline="always")
-def murmur3_bytes(data, start, length):
-    """Low 64 bits of MurmurHash3 x64_128 (seed 0) of ``data[start:start+length]``."""
-    h1 = _U64(0)
-    h2 = _U64(0)
+def murmur3_bytes(data, start, length, seed):
+    """Low 64 bits of MurmurHash3 x64_128 of ``data[start:start+length]`` (32-bit seed)."""
+    h1 = _U64(seed)
+    h2 = _U64(seed)
     p = start
     nblocks = length // 16
     for _ in range(nblocks):
@@ -259,7 +263,7 @@ def hash_bytes(data, start, length, algo):
     """The selected hash of ``data[start:start+length]``."""
     if algo == XXHASH64:
         return xxh64_bytes(data, start, length)
-    return murmur3_bytes(data, start, length)
+    return murmur3_bytes(data, start, length, MURMUR3_SEED)
 
 
 # --- row-parallel xxHash64 of equal-length strings ----------------------------------
