@@ -526,3 +526,44 @@ def test_an_open_lake_infers_the_schema_once_and_lists_files_every_query(spark, 
         assert _rows(plan.df) == plain(q), q
     assert opened.schema is schema and "day" in schema.fieldNames()
     assert opened.plan("k = 190007").read_reasons == {"not indexed": 1}
+
+
+_SMALL_RESULTS = textwrap.dedent(
+    """
+    import json, sys
+    from bloomskip import index
+    from bloomskip.spark import build_index, local_session
+
+    lake, out = sys.argv[1], sys.argv[2]
+    spark = local_session("local[2]", conf={"spark.driver.maxResultSize": "16m"})
+    # 1 MiB per zone (Putze sizing for 65,536 values at 1e-6), one zone per file:
+    # 40 MiB of filters, which a build collecting them would refuse (> 16 MiB).
+    rep = build_index(spark, lake, ["k"], out, zone_rows=65536, fpp=1e-6)
+    st = index.open(out).status()["columns"]["k"]
+    print(json.dumps({"failed": rep.failed, "filter_bytes": st["zone_filter_bytes"]}))
+    spark.stop()
+    """
+)
+
+
+def test_a_spark_build_never_collects_filters_on_the_driver(tmp_path):
+    """``spark.driver.maxResultSize=16m`` and 40 MiB of filters: the build succeeds, since
+    tasks write their zones and return only small facts."""
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    for i in range(40):
+        _write(lake / f"p{i:02d}.parquet", _table(i, 300), i)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    run = subprocess.run(
+        [sys.executable, "-c", _SMALL_RESULTS, str(lake), str(tmp_path / "idx")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["failed"] == [] and out["filter_bytes"] >= 40 << 20
+    ix = index.open(tmp_path / "idx")
+    assert ix.query("k = 50003").paths == [str(lake / "p05.parquet")]
+    assert_same_index(tmp_path / "idx", tmp_path / "idx")  # the serving layout holds them
