@@ -35,11 +35,15 @@ from typing import Any
 import numpy as np
 
 from bloomskip.errors import CorruptFileError
+from bloomskip.index import integrity
 from bloomskip.index.storage import Storage
 
-PART_MAGIC = b"BSKPART1"
-DIR_MAGIC = b"BSKDIR01"
-_HEAD = 8 + 4  # magic, header length
+PART_MAGIC = b"BSKPART2"
+DIR_MAGIC = b"BSKDIR02"
+#: Directories written before checksums: no header CRC, slab rows without CRCs.
+DIR_MAGIC_1 = b"BSKDIR01"
+_HEAD = 8 + 4 + 4  # magic, header length, header CRC
+_HEAD_1 = 8 + 4
 MAX_HEADER = 1 << 20
 MAX_BLOCKS = (128 << 20) // 32  # the SBBF's 128 MiB cap
 #: A slab holds at most about this many bytes (a lookup reads one block row of it).
@@ -56,32 +60,39 @@ def block_index(hashes: np.ndarray, blocks: int) -> np.ndarray:
 # --------------------------------------------------------------------------- container
 
 
-def _pack(magic: bytes, header: dict[str, Any], sections: dict[str, np.ndarray]) -> bytes:
-    """``magic | u32 header length | header JSON | sections (8-byte aligned)``; the header
-    records each section's ``[offset, length]``."""
-    names = list(sections)
-    raw = {n: np.ascontiguousarray(sections[n]).view(np.uint8).reshape(-1) for n in names}
-    # The header holds the offsets, which depend on its own length: fix the width first.
-    header = dict(header, sections={n: [0, int(raw[n].size)] for n in names})
-    for _ in range(3):
-        text = json.dumps(header, separators=(",", ":")).encode()
-        at = _align(_HEAD + len(text))
-        offsets = {}
-        for n in names:
-            offsets[n] = [at, int(raw[n].size)]
-            at = _align(at + raw[n].size)
-        header = dict(header, sections=offsets)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    if _align(_HEAD + len(text)) != header["sections"][names[0]][0] if names else False:
-        raise AssertionError("serving header did not settle")  # pragma: no cover
-    out = bytearray(at if names else _HEAD + len(text))
-    out[:8] = magic
-    out[8:12] = len(text).to_bytes(4, "little")
-    out[12 : 12 + len(text)] = text
-    for n in names:
-        off, length = header["sections"][n]
-        out[off : off + length] = raw[n].tobytes()
-    return bytes(out)
+def _pack(
+    magic: bytes,
+    rel: str,
+    header: dict[str, Any],
+    sections: dict[str, np.ndarray],
+    *,
+    sections_crc: bool = False,
+) -> bytes:
+    """``magic | u32 header length | u32 header CRC | header JSON | sections`` (each
+    8-byte aligned); the header records each section's ``[offset, length]`` and, with
+    ``sections_crc``, the CRC of everything after it (checksums seeded with ``rel``)."""
+    region = bytearray()
+    at: dict[str, tuple[int, int]] = {}
+    for n, arr in sections.items():
+        raw = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+        at[n] = (len(region), int(raw.size))
+        region += raw.tobytes()
+        region += bytes(_align(len(region)) - len(region))
+    if sections_crc:
+        header = dict(header, sections_crc=integrity.crc(region, rel, "sections"))
+    base = 0  # the header holds the offsets, which depend on its own length
+    while True:
+        full = dict(header, sections={n: [base + o, size] for n, (o, size) in at.items()})
+        text = json.dumps(full, separators=(",", ":")).encode()
+        if _align(_HEAD + len(text)) == base:
+            break
+        base = _align(_HEAD + len(text))
+    out = bytearray(magic)
+    out += len(text).to_bytes(4, "little")
+    out += integrity.crc(text, rel, "header").to_bytes(4, "little")
+    out += text
+    out += bytes(base - len(out))
+    return bytes(out + region)
 
 
 def _align(n: int) -> int:
@@ -89,24 +100,42 @@ def _align(n: int) -> int:
 
 
 def read_header(storage: Storage, rel: str, magic: bytes, size: int) -> tuple[dict, bytes]:
-    """The JSON header of a part or directory, checked against the object's ``size``;
-    also returns the bytes read so far (the start of the sections, often all of them)."""
+    """The JSON header of a part or directory, checked against its CRC and the object's
+    ``size``; also returns the bytes read so far (the start of the sections, often all of
+    them)."""
     label = storage.label(rel)
     first = min(size, 64 << 10)
     try:
         (head,) = storage.read_ranges(rel, [(0, first)])
     except FileNotFoundError:
         raise CorruptFileError(f"{label}: listed by the index manifest but missing") from None
-    if len(head) < _HEAD or head[:8] != magic:
+
+    def more(n: int) -> bytes:
+        (rest,) = storage.read_ranges(rel, [(len(head), n - len(head))])
+        return head + rest
+
+    return _header(head, more, rel, label, magic, size), head
+
+
+def _header(head: bytes, more, rel: str, label: str, magic: bytes, size: int) -> dict:
+    """Parse and check a header; ``more(n)`` gives the first ``n`` bytes when ``head``
+    holds fewer."""
+    legacy = magic == DIR_MAGIC and head[:8] == DIR_MAGIC_1  # no checksums
+    if len(head) < _HEAD or (head[:8] != magic and not legacy):
         raise CorruptFileError(f"{label}: not a bloomskip {magic[:7].decode()} file")
+    hstart = _HEAD_1 if legacy else _HEAD
     n = int.from_bytes(head[8:12], "little")
-    if n > MAX_HEADER or _HEAD + n > size:
+    if n > MAX_HEADER or hstart + n > size:
         raise CorruptFileError(f"{label}: header of {n} bytes does not fit the file")
-    if _HEAD + n > len(head):
-        (rest,) = storage.read_ranges(rel, [(len(head), _HEAD + n - len(head))])
-        head += rest
+    if hstart + n > len(head):
+        head = more(hstart + n)
+    text = head[hstart : hstart + n]
+    if len(text) != n:
+        raise CorruptFileError(f"{label}: file ends inside its header")
+    if not legacy and integrity.crc(text, rel, "header") != int.from_bytes(head[12:16], "little"):
+        raise CorruptFileError(f"{label}: damaged (its header fails its checksum)")
     try:
-        header = json.loads(head[_HEAD : _HEAD + n])
+        header = json.loads(text)
     except (ValueError, RecursionError) as e:
         raise CorruptFileError(f"{label}: header is not JSON: {e}") from None
     if not isinstance(header, dict) or not isinstance(header.get("sections"), dict):
@@ -119,7 +148,8 @@ def read_header(storage: Storage, rel: str, magic: bytes, size: int) -> tuple[di
             and span[0] + span[1] <= size
         ):
             raise CorruptFileError(f"{label}: section {name!r} lies outside the file")
-    return header, head
+    header["checked"] = not legacy
+    return header
 
 
 def _int(header: dict, key: str, label: str, lo: int, hi: int) -> int:
@@ -163,6 +193,11 @@ def _section(header: dict, head: bytes, storage: Storage, rel: str, name: str, d
     return np.frombuffer(data, dtype=dtype)
 
 
+def _row_ok(data: bytes, width: int, name: str, row: int | str) -> bool:
+    """Whether a block row read with its trailing CRC (``width`` bytes, then 4) checks."""
+    return integrity.crc(data[:width], name, row) == int.from_bytes(data[width:], "little")
+
+
 # -------------------------------------------------------------------------------- parts
 
 
@@ -191,12 +226,16 @@ def write_part(
         for j, z in enumerate(members):
             m[:, j, :] = data[offsets[z] : offsets[z + 1]].reshape(blocks, 32)
         sections[f"c{i}"] = m
+        # one CRC per block row: what a slab job reads of it
+        sections[f"k{i}"] = np.array(
+            [integrity.crc(m[b], rel, f"{i}:{b}") for b in range(blocks)], dtype="<u4"
+        )
     listed = [(b, len(ms)) for b, ms in classes.items()]
     header = {
         "zones": int(sizes.shape[0]),
         "classes": [{"blocks": b, "count": n} for b, n in listed],
     }
-    body = _pack(PART_MAGIC, header, sections)
+    body = _pack(PART_MAGIC, rel, header, sections)
     storage.write(rel, body)
     return zone_class, listed, len(body)
 
@@ -222,11 +261,22 @@ def read_part_blocks(storage: Storage, part: Part, cls: int, b0: int, b1: int) -
     span = header["sections"].get(f"c{cls}")
     if span is None or span[1] != blocks * count * 32:
         raise CorruptFileError(f"{label}: class {cls} matrix has the wrong size")
-    start = span[0] + b0 * count * 32
-    length = (b1 - b0) * count * 32
-    (data,) = storage.read_ranges(part.rel, [(start, length)])
-    if len(data) != length:
+    sums = header["sections"].get(f"k{cls}")
+    if sums is None or sums[1] != blocks * 4:
+        raise CorruptFileError(f"{label}: class {cls} checksums have the wrong size")
+    if not 0 <= b0 <= b1 <= blocks:
+        raise CorruptFileError(f"{label}: blocks {b0}..{b1} of a class of {blocks}")
+    width = count * 32
+    data, crcs = storage.read_ranges(
+        part.rel, [(span[0] + b0 * width, (b1 - b0) * width), (sums[0] + b0 * 4, (b1 - b0) * 4)]
+    )
+    if len(data) != (b1 - b0) * width or len(crcs) != (b1 - b0) * 4:
         raise CorruptFileError(f"{label}: file ends inside class {cls}")
+    want = np.frombuffer(crcs, dtype="<u4")
+    for r in range(b1 - b0):
+        row = data[r * width : (r + 1) * width]
+        if integrity.crc(row, part.rel, f"{cls}:{b0 + r}") != int(want[r]):
+            raise CorruptFileError(f"{label}: damaged (block {b0 + r} of class {cls})")
     return np.frombuffer(data, dtype=np.uint8).reshape(b1 - b0, count, 32)
 
 
@@ -258,6 +308,7 @@ def write_directory(
     }
     data = _pack(
         DIR_MAGIC,
+        rel,
         header,
         {
             "keys": keys.astype("<u8"),
@@ -265,6 +316,7 @@ def write_directory(
             "flags": flags.astype(np.uint8),
             "class": zone_class.astype(np.uint8),
         },
+        sections_crc=True,
     )
     storage.write(rel, data)
     return len(data)
@@ -283,11 +335,29 @@ class Directory:
     position: np.ndarray  # int64: the zone's index within its class
     classes: list[dict]  # blocks, count, slab_blocks
     identity: dict[str, Any]
+    checked: bool = True  # its slab rows end with CRCs (every directory but format 2's first)
 
 
 def read_directory(storage: Storage, rel: str, size: int) -> Directory:
-    header, head = read_header(storage, rel, DIR_MAGIC, size)
+    """The directory ``rel`` of ``size`` bytes (as the manifest says), read whole and
+    checked: its size, header and sections CRCs, counts, and the order of its keys."""
     label = storage.label(rel)
+    try:
+        (head,) = storage.read_ranges(rel, [(0, size)])
+    except FileNotFoundError:
+        raise CorruptFileError(f"{label}: listed by the index manifest but missing") from None
+    if head[:8] not in (DIR_MAGIC, DIR_MAGIC_1):
+        raise CorruptFileError(f"{label}: not a bloomskip {DIR_MAGIC[:6].decode()} file")
+    if len(head) != size:
+        raise CorruptFileError(f"{label}: holds {len(head)} bytes, the manifest says {size}")
+    header = _header(head, lambda n: head, rel, label, DIR_MAGIC, size)
+    if header["checked"]:
+        spans = list(header["sections"].values())
+        first = min((off for off, _ in spans), default=size)
+        if first < _align(_HEAD + int.from_bytes(head[8:12], "little")) or integrity.crc(
+            head[first:], rel, "sections"
+        ) != header.get("sections_crc"):
+            raise CorruptFileError(f"{label}: damaged (its sections fail their checksum)")
     zones = _int(header, "zones", label, 0, size // 18)
     classes = _classes(header, label, zones)
     for c in classes:
@@ -312,7 +382,9 @@ def read_directory(storage: Storage, rel: str, size: int) -> Directory:
     identity = header.get("column")
     if not isinstance(identity, dict):
         raise CorruptFileError(f"{label}: no column identity")
-    return Directory(rel, keys, lengths, flags, zone_class, position, classes, identity)
+    return Directory(
+        rel, keys, lengths, flags, zone_class, position, classes, identity, header["checked"]
+    )
 
 
 def slab_name(directory_rel: str, cls: int, k: int) -> str:
@@ -336,8 +408,9 @@ class SlabJob:
 
 
 def build_slab(storage: Storage, job: SlabJob) -> int:
-    """Write ``job``'s slab; returns its size."""
-    out = np.zeros((job.b1 - job.b0, job.count, 32), dtype=np.uint8)
+    """Write ``job``'s slab: its block rows, each followed by its CRC; returns its size."""
+    rows, width = job.b1 - job.b0, job.count * 32
+    out = np.zeros((rows, job.count, 32), dtype=np.uint8)
     for part, cls, cols in job.sources:
         if part.classes[cls][0] != job.blocks:
             label = storage.label(part.rel)
@@ -345,8 +418,12 @@ def build_slab(storage: Storage, job: SlabJob) -> int:
         got = read_part_blocks(storage, part, cls, job.b0, job.b1)
         keep = cols >= 0
         out[:, cols[keep], :] = got[:, keep, :]
-    storage.write(job.rel, memoryview(out).cast("B"))
-    return out.size
+    body = np.empty((rows, width + 4), dtype=np.uint8)
+    body[:, :width] = out.reshape(rows, width)
+    crcs = np.array([integrity.crc(body[r, :width], job.rel, r) for r in range(rows)], "<u4")
+    body[:, width:] = crcs.view(np.uint8).reshape(rows, 4)
+    storage.write(job.rel, memoryview(body).cast("B"))
+    return body.size
 
 
 class ServedFilters:
@@ -376,16 +453,23 @@ class ServedFilters:
                 raise CorruptFileError(
                     f"{self.storage.label(name)}: a slab the manifest does not list"
                 )
-            length = count * 32
+            width = count * 32
+            stride = width + 4 if d.checked else width
             try:
-                (data,) = self.storage.read_ranges(name, [((b - k * s) * length, length)])
+                (data,) = self.storage.read_ranges(name, [((b - k * s) * stride, stride)])
             except FileNotFoundError:
                 raise CorruptFileError(
                     f"{self.storage.label(name)}: listed by the index manifest but missing"
                 ) from None
-            if len(data) != length:
+            if len(data) != stride:
                 raise CorruptFileError(f"{self.storage.label(name)}: slab cut short")
-            row = self._rows[key] = np.frombuffer(data, dtype="<u4").reshape(count, 8)
+            if d.checked and not _row_ok(data, width, name, b - k * s):
+                raise CorruptFileError(
+                    f"{self.storage.label(name)}: damaged (block row {b - k * s} fails its "
+                    "checksum)"
+                )
+            row = np.frombuffer(data, dtype="<u4", count=count * 8).reshape(count, 8)
+            self._rows[key] = row
         return row
 
     def probe(self, seg: np.ndarray, zone: np.ndarray, hashes: np.ndarray) -> np.ndarray:
@@ -440,15 +524,22 @@ def served_zones(
     out: list[bytes | None] = [None] * directory.keys.shape[0]
     for cls, c in enumerate(directory.classes):
         blocks, count, s = c["blocks"], c["count"], c["slab_blocks"]
-        matrix = np.zeros((blocks, count, 32), dtype=np.uint8)
+        width = count * 32
+        stride = width + 4 if directory.checked else width
+        rows = []
         for k in range(blocks // s):
             name = slab_name(directory.rel, cls, k)
             if name not in slabs:
                 raise CorruptFileError(f"{storage.label(name)}: a slab the manifest does not list")
-            data = storage.read(name)
-            if len(data) != s * count * 32:
+            data = storage.read(name)  # its size must be that of its rows
+            if len(data) != s * stride:
                 raise CorruptFileError(f"{storage.label(name)}: slab of the wrong size")
-            matrix[k * s : (k + 1) * s] = np.frombuffer(data, np.uint8).reshape(s, count, 32)
+            for r in range(s):
+                row = data[r * stride : (r + 1) * stride]
+                if directory.checked and not _row_ok(row, width, name, r):
+                    raise CorruptFileError(f"{storage.label(name)}: damaged (block row {r})")
+                rows.append(np.frombuffer(row, np.uint8, count=width))
+        matrix = np.stack(rows).reshape(blocks, count, 32) if rows else None
         for z in np.flatnonzero(directory.zone_class == cls).tolist():
             out[z] = matrix[:, directory.position[z], :].tobytes()
     return out

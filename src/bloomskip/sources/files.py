@@ -11,6 +11,7 @@ format is told by its first bytes (:mod:`bloomskip.formats`).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from bloomskip import formats
-from bloomskip.errors import BloomskipError, SourceChangedError, SourceError
+from bloomskip.errors import BloomskipError, CorruptFileError, SourceChangedError, SourceError
 from bloomskip.hashing.arrow import PhysicalSpec
 from bloomskip.objstore import PYARROW_TO_URL, first_line, mtime_ns, open_store
 from bloomskip.sources.base import IndexRead, Source, SourceFile
@@ -51,6 +52,14 @@ class FileSource(Source):
     @classmethod
     def from_json(cls, data: dict) -> FileSource:
         paths = data["paths"]
+        if (
+            not isinstance(data["uri"], str)
+            or not isinstance(data["filesystem"], str)
+            or not isinstance(paths, list)
+            or not paths
+            or not all(isinstance(p, str) and p for p in paths)
+        ):
+            raise CorruptFileError(f"the index's source is malformed: {str(data)[:200]}")
         if data["filesystem"] == "local":
             return cls(uri=data["uri"], filesystem=pafs.LocalFileSystem(), paths=tuple(paths))
         f, _ = pafs.FileSystem.from_uri(data["uri"].split(",")[0])
@@ -105,17 +114,30 @@ class FileSource(Source):
                 infos = self.filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
             except (OSError, ValueError) as e:
                 raise SourceError(f"{self.uri}: cannot list {root}: {e}") from e
+            undecodable = False
             for fi in infos:
+                try:
+                    path = fi.path
+                except UnicodeDecodeError:  # a name that is not UTF-8: pyarrow cannot say it
+                    undecodable = True
+                    continue
                 if fi.type != pafs.FileType.File:
                     continue
-                rel = fi.path[len(root) :].lstrip("/")
+                rel = path[len(root) :].lstrip("/")
                 if _hidden(rel) or not _data_file(fi.base_name):
                     continue
-                found[fi.path] = _entry(fi)
+                found[path] = _entry(fi)
+            if undecodable and self.scheme == "local":
+                found.update((f.path, f) for f in _undecodable(root))
         return [found[p] for p in sorted(found)]
 
     def open(self, path: str):
         """A seekable binary file (``pyarrow.NativeFile``) for ``path``."""
+        if not _utf8(path):
+            raise SourceError(
+                f"{self.uri_of(path)}: its name is not UTF-8, and pyarrow opens only UTF-8 "
+                "names (rename it)"
+            )
         try:
             return self.filesystem.open_input_file(path)
         except (OSError, ValueError) as e:
@@ -228,6 +250,35 @@ def _object_entry(bucket: str, meta) -> SourceFile:
 
 def _entry(info: pafs.FileInfo) -> SourceFile:
     return SourceFile(info.path, int(info.size or 0), int(info.mtime_ns or 0))
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _undecodable(root: str) -> list[SourceFile]:
+    """The data files under a local ``root`` whose names are not UTF-8, with their names
+    as Python has them (undecodable bytes as lone surrogates): listed, so an index keeps
+    them as candidates and says why it could not read them."""
+    out = []
+    for dirpath, dirnames, names in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(("_", "."))]
+        for name in names:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            if _utf8(path) or _hidden(rel) or not _data_file(name):
+                continue
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out.append(SourceFile(path, st.st_size, st.st_mtime_ns))
+    return out
 
 
 def _hidden(rel: str) -> bool:
