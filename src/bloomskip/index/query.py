@@ -44,14 +44,16 @@ import pyarrow.compute as pc
 from bloomskip.errors import CorruptFileError
 from bloomskip.expr.bind import Column, bind, referenced
 from bloomskip.expr.expressions import BoundReference, Expression
-from bloomskip.index import store
+from bloomskip.index import serving, store
 from bloomskip.index.evidence import Universe, column_evidence
 from bloomskip.index.layout import (
     FRAGMENT_SCHEMA,
     ZONE_SCHEMA,
     ColumnIndex,
     Manifest,
+    Segment,
     check_zone_table,
+    zone_metadata,
 )
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.index.zonedata import KEY_SHIFT, ColumnData, load_column
@@ -235,14 +237,21 @@ class ZoneIndex:
         return {int(r["fragment_id"]): r for r in rows}
 
     def zones(self, column: str) -> pa.Table:
-        """The live zone table of ``column``: Lance's columns, sorted by fragment and start."""
+        """The live zone table of ``column``, as Lance's: ``fragment_id, zone_start,
+        zone_length, has_null, bloom_filter_data`` (and ``ndv``), sorted by fragment and
+        start. Served segments give their filters back from the slabs (the whole column
+        is read: an export, not a lookup)."""
         col = self.columns[column]
         live = self._live()
         tables = []
-        for rel in (r for s in col.segments for r in s.zones):
-            t = self.storage.read_table(rel)
-            check_zone_table(t, col, self.manifest.zoning, self.storage.label(rel))
-            tables.append(t.filter(pc.is_in(t.column("fragment_id"), value_set=live)))
+        for s in col.segments:
+            if s.directory:
+                tables.append(self._served_table(col, s, live))
+                continue
+            for rel in s.zones:
+                t = self.storage.read_table(rel)
+                check_zone_table(t, col, self.manifest.zoning, self.storage.label(rel))
+                tables.append(t.filter(pc.is_in(t.column("fragment_id"), value_set=live)))
         if not tables:
             return ZONE_SCHEMA.empty_table()
         zt = pa.concat_tables([t.select(ZONE_SCHEMA.names).cast(ZONE_SCHEMA) for t in tables])
@@ -251,7 +260,64 @@ class ZoneIndex:
         first = np.ones(zt.num_rows, np.bool_)
         first[1:] = key[1:] != key[:-1]
         zt = zt.filter(pa.array(first))
-        return pa.Table.from_arrays(zt.columns, names=zt.column_names)  # as Lance's: nullable
+        meta = zone_metadata(col, self.manifest.zoning)  # Lance's keys and bloomskip's
+        return pa.Table.from_arrays(zt.columns, names=zt.column_names).replace_schema_metadata(
+            meta
+        )  # fields nullable, as Lance's
+
+    def _directory(self, col: ColumnIndex, s: Segment) -> serving.Directory:
+        d = serving.read_directory(self.storage, s.directory, s.directory_size)
+        if d.identity != col.identity():
+            raise CorruptFileError(
+                f"{self.storage.label(s.directory)}: holds {d.identity}, the manifest says "
+                f"{col.identity()}"
+            )
+        return d
+
+    def _served_table(self, col: ColumnIndex, s: Segment, live: pa.Array) -> pa.Table:
+        d = self._directory(col, s)
+        filters = serving.served_zones(self.storage, d, s.slabs)
+        fragment = d.keys >> np.uint64(40)
+        return pa.table(
+            {
+                "fragment_id": pa.array(fragment, pa.uint64()),
+                "zone_start": pa.array(d.keys & np.uint64((1 << 40) - 1), pa.uint64()),
+                "zone_length": pa.array(d.lengths, pa.uint64()),
+                "has_null": pa.array((d.flags & serving.HAS_NULL) > 0),
+                "bloom_filter_data": pa.array(filters, pa.binary()),
+                "ndv": pa.array(d.ndv, pa.uint64()),
+            }
+        ).filter(pc.is_in(pa.array(fragment, pa.uint64()), value_set=live))
+
+    def _zone_sizes(self, col: ColumnIndex) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per live zone of ``col``: its fragment, filter bytes (0: none) and distinct
+        count - from the directories, without reading a filter."""
+        if not all(s.directory for s in col.segments):  # format 1: the tables themselves
+            t = self.zones(col.name)
+            nbytes = pc.binary_length(t.column("bloom_filter_data")).to_numpy()
+            return (
+                t.column("fragment_id").to_numpy().astype(np.uint64),
+                nbytes.astype(np.int64),
+                t.column("ndv").to_numpy().astype(np.float64),
+            )
+        live = np.sort(self._live().to_numpy().astype(np.uint64))
+        frags, sizes, ndvs = [], [], []
+        for s in col.segments:
+            d = self._directory(col, s)
+            blocks = np.array([c["blocks"] for c in d.classes] + [0] * 256, np.int64)
+            frag = d.keys >> np.uint64(40)
+            ok = np.isin(frag, live)
+            frags.append(frag[ok])
+            sizes.append(blocks[d.zone_class[ok]] * 32)
+            ndvs.append(d.ndv[ok])
+        if not frags:
+            z = np.zeros(0, np.int64)
+            return z.astype(np.uint64), z, z.astype(np.float64)
+        return (
+            np.concatenate(frags),
+            np.concatenate(sizes).astype(np.int64),
+            np.concatenate(ndvs).astype(np.float64),
+        )
 
     def _live(self) -> pa.Array:
         return self.fragments().column("fragment_id").combine_chunks().cast(pa.uint64())
@@ -379,9 +445,7 @@ class ZoneIndex:
         cols = {}
         total_rows = max(out["rows_indexed"], 1)
         for name, col in self.columns.items():
-            zt = self.zones(name)
-            nbytes = pc.binary_length(zt.column("bloom_filter_data")).to_numpy().astype(np.int64)
-            ndv = zt.column("ndv").to_numpy().astype(np.float64)
+            frag, nbytes, ndv = self._zone_sizes(col)
             fpp = putze_fpp_many(ndv, nbytes) if nbytes.size else nbytes
             zone_bytes = int(nbytes.sum())
             file_bytes = sum(s.file_bytes for s in col.segments)
@@ -392,8 +456,8 @@ class ZoneIndex:
                 "hash": f"{col.hash} seed {col.seed}",
                 "sizing": col.sizing,
                 "fpp_target": col.fpp,
-                "files": int(pc.count_distinct(zt.column("fragment_id")).as_py()),
-                "zones": zt.num_rows,
+                "files": int(np.unique(frag).shape[0]),
+                "zones": int(frag.shape[0]),
                 "segments": len(col.segments),
                 "zone_filter_bytes": zone_bytes,
                 "file_filter_bytes": file_bytes,

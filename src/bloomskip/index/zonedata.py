@@ -116,7 +116,7 @@ class ColumnData:
     start: np.ndarray
     length: np.ndarray
     has_null: np.ndarray
-    ndv: np.ndarray  # distinct values (served zones: 1 if any value, else 0)
+    ndv: np.ndarray  # distinct values
     zones: Filters | Routed
     file_fragment: np.ndarray  # sorted
     file_has_null: np.ndarray
@@ -170,7 +170,7 @@ def load_column(
                     d.keys[ok],
                     d.lengths[ok],
                     (d.flags[ok] & serving.HAS_NULL) > 0,
-                    ((d.flags[ok] & serving.HAS_VALUE) > 0).astype(np.uint64),
+                    d.ndv[ok],
                     np.full(int(ok.sum()), sid, np.int64),
                     np.flatnonzero(ok),
                 )
