@@ -69,7 +69,8 @@ STALE_AFTER_S = 3600.0
 SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
-# tempfile.mkstemp's random part: 8 characters of tempfile._RandomNameSequence.characters.
+# tempfile.mkstemp's random part: 8 characters of tempfile._RandomNameSequence.characters
+# (a test checks that the names it makes match, should CPython ever change them).
 _RANDOM_PART = r"[a-z0-9_]{8}"
 
 
@@ -279,7 +280,7 @@ def sweep_stale(directory: str, name: str, stale_after: float = STALE_AFTER_S) -
     more than ``stale_after`` seconds ago. Returns the names removed; errors (a directory
     that cannot be listed, a file removed meanwhile) are ignored.
     """
-    pattern = re.compile(re.escape(f".{name}.") + _RANDOM_PART + re.escape(TEMP_SUFFIX))
+    pattern = temp_pattern(name)
     removed: list[str] = []
     try:
         dir_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -302,6 +303,11 @@ def sweep_stale(directory: str, name: str, stale_after: float = STALE_AFTER_S) -
     finally:
         os.close(dir_fd)
     return removed
+
+
+def temp_pattern(name: str) -> re.Pattern[str]:
+    """The exact names of our temporary files of ``name`` (``fullmatch`` them)."""
+    return re.compile(re.escape(f".{name}.") + _RANDOM_PART + re.escape(TEMP_SUFFIX))
 
 
 def _mode_for(target: str, mode_from: str | None) -> int:

@@ -11,6 +11,8 @@
   ``128 + signal``, one line on stderr and no traceback, no temporary file, the source
   intact. SIGKILL leaves the temporary file (nothing can remove it) and the source
   intact; the next run sweeps the file once it is older than the threshold.
+* **The copy** of the pages, on a thread of its own, uses no file position (the caller
+  writes after it meanwhile) and reports a source shorter than expected.
 * **The sweep** removes only our stale temporary files of the same target: regular files
   named exactly ``.NAME.<8 chars>.bloomskip.tmp``, never a symbolic link (nor what it
   points to), a directory, a younger file, or any other name.
@@ -224,6 +226,16 @@ def test_the_sweep_removes_only_our_stale_temporaries(src):
     for kept in (young, other_target, wrong_length, no_dot, folder):
         assert kept.exists(), kept.name
     assert os.path.islink(link) and elsewhere.read_bytes() == b"x" * 10
+
+
+def test_the_sweep_pattern_matches_the_temporary_files_made(tmp_path):
+    target = tmp_path / "t.parquet"
+    names = []
+    for _ in range(20):
+        with replace.atomic_path(str(target), mode_from=None) as tmp:
+            names.append(os.path.basename(tmp))
+    assert all(replace.temp_pattern("t.parquet").fullmatch(n) for n in names), names
+    assert not replace.temp_pattern("t").fullmatch(names[0])
 
 
 def test_the_sweep_threshold_is_a_parameter(tmp_path):
@@ -449,3 +461,40 @@ def test_a_call_from_another_thread_works_without_handlers(src):
     assert not t.is_alive() and "error" not in outcome
     assert outcome["result"].filters_added == {"k": 4, "s": 4}
     assert listing(src.parent) == ["src.parquet"]
+
+
+# ----------------------------------------------------------------------------- the copy
+
+
+@pytest.mark.parametrize("kernel_copy", [True, False])
+def test_the_background_copy_leaves_positions_alone(tmp_path, monkeypatch, kernel_copy):
+    if not kernel_copy:
+        monkeypatch.setattr(replace.os, "copy_file_range", _unsupported, raising=False)
+    data = os.urandom(3 * 1024 * 1024 + 5)
+    (tmp_path / "a").write_bytes(data)
+    with open(tmp_path / "a", "rb") as src, open(tmp_path / "b", "w+b") as dst:
+        dst.seek(len(data))
+        with replace.BackgroundCopy(src, dst, len(data), "a") as copy:
+            dst.write(b"tail")  # the caller writes after the prefix meanwhile
+            copy.wait()
+    assert (tmp_path / "b").read_bytes() == data + b"tail"
+
+
+@pytest.mark.parametrize("kernel_copy", [True, False])
+def test_a_short_source_fails_the_copy(tmp_path, monkeypatch, kernel_copy):
+    from bloomskip.errors import CorruptFileError
+
+    if not kernel_copy:
+        monkeypatch.setattr(replace.os, "copy_file_range", _unsupported, raising=False)
+    (tmp_path / "a").write_bytes(b"x" * 100)
+    with (
+        open(tmp_path / "a", "rb") as src,
+        open(tmp_path / "b", "w+b") as dst,
+        pytest.raises(CorruptFileError, match="ended at byte 100"),
+        replace.BackgroundCopy(src, dst, 200, "a") as copy,
+    ):
+        copy.wait()
+
+
+def _unsupported(*args):
+    raise OSError(38, "copy_file_range not supported")
