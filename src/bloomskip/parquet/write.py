@@ -232,8 +232,11 @@ def add_bloom_filters(
     A chunk that already has a filter keeps it unless ``replace=True``; then it gets a
     new one and the old filter's bytes stay where they were, unreferenced (pages and
     anything else before the footer are never moved). Damaged files raise
-    :class:`CorruptFileError` and nothing is written. ``progress=True`` shows a bar on
-    stderr.
+    :class:`CorruptFileError` and nothing is written. If another writer replaces,
+    modifies or deletes ``src`` meanwhile, :class:`FileChangedError` is raised and
+    nothing is written over it; SIGINT, SIGTERM and SIGHUP remove the temporary file
+    and raise :class:`Interrupted` (see :mod:`bloomskip.replace`). ``progress=True``
+    shows a bar on stderr.
 
     Encrypted files need ``decryption`` with the footer key (the footer is encrypted or
     signed again) and the key of each encrypted column to index: a named column without
