@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench bench-spark clean
+.PHONY: demo test test-fast lint bench bench-spark proto clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,13 @@ bench: $(STAMP)
 # Spark: index build vs a plain scan, lookups three ways (about 5 minutes on 2 cores).
 bench-spark: $(STAMP)
 	$(PY) bench/spark.py
+
+# ORC's metadata messages: src/bloomskip/orc/messages.proto -> messages_pb2.py and .pyi.
+# The protoc of this grpcio-tools (35.1) sets the protobuf floor in pyproject.toml.
+PROTOC_TOOLS := grpcio-tools==1.85.1
+proto: $(STAMP)
+	$(PY) -m pip install --quiet '$(PROTOC_TOOLS)'
+	$(PY) -m grpc_tools.protoc -I src --python_out=src --pyi_out=src src/bloomskip/orc/messages.proto
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis bench/.build

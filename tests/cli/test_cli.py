@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import json
+import struct
 import subprocess
 import sys
+import uuid
 
+import mmh3
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
 import xxhash
 
+from bloomskip import Sbbf
 from bloomskip.cli import main
+from bloomskip.sbbf.sizing import num_bytes_for
+from tests.support.peers import read_bloom_filters
 
 
 def test_help_lists_commands(capsys):
@@ -94,3 +106,125 @@ def test_prune_and_probe_read_orc_files(tmp_path, capsys):
     assert main(["probe", str(path), "-c", "n", "15000", "--json"]) == 0
     probe = json.loads(capsys.readouterr().out)
     assert [u["result"] for u in probe["row_groups"]] == ["absent", "maybe", "absent"]
+
+
+def test_size_shows_blocks_as_arrow_rs_does(capsys):
+    # arrow-rs's sizing table: 1,000,000 values at 0.01 -> b = 65,536 blocks, 2,048 KB.
+    assert main(["size", "--ndv", "1e6", "--fpp", "0.01", "--json"]) == 0
+    parquet = json.loads(capsys.readouterr().out)["sizes"][0]
+    assert (parquet["policy"], parquet["bytes"], parquet["blocks"]) == ("parquet", 2 << 20, 65536)
+    assert main(["size", "--ndv", "1e6", "--fpp", "0.01"]) == 0
+    assert "2,097,152 B     65,536 blocks" in capsys.readouterr().out
+
+
+def _hash_line(capsys, *argv: str) -> tuple[str, int]:
+    assert main(["hash", *argv]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1
+    _, physical, h, hexa = lines[0].split("\t")
+    assert int(hexa, 16) == int(h)
+    return physical, int(h)
+
+
+# (hash arguments, Arrow type, Python value, PLAIN bytes an independent statement gives)
+_TYPED = [
+    (("--type", "timestamp", "--unit", "ms", "2024-01-31T12:00:00.250Z"),
+     "INT64", struct.pack("<q", 1706702400250)),
+    (("--type", "timestamp", "--unit", "us", "2024-01-31T14:00:00.25+02:00"),
+     "INT64", struct.pack("<q", 1706702400250000)),
+    (("--type", "timestamp", "--unit", "s", "1969-12-31T23:59:59"),
+     "INT64", struct.pack("<q", -1000)),  # Parquet has no seconds: milliseconds
+    (("--type", "timestamp", "--unit", "ns", "--physical", "INT96", "2024-01-31T12:00:00.5"),
+     "INT96", struct.pack("<qi", 43_200_500_000_000, 2_460_341)),
+    (("--type", "time", "--unit", "ms", "12:00:00.5"), "INT32", struct.pack("<i", 43_200_500)),
+    (("--type", "time", "--unit", "ns", "00:00:00.000000001"), "INT64", struct.pack("<q", 1)),
+    (("--type", "decimal", "--precision", "10", "--scale", "2", "-12.5"),
+     "INT64", struct.pack("<q", -1250)),
+    (("--type", "decimal", "--precision", "5", "--scale", "2", "--physical", "FLBA", "1.25"),
+     "FIXED_LEN_BYTE_ARRAY(3)", (125).to_bytes(3, "big")),
+    (("--type", "decimal", "--precision", "4", "--physical", "FIXED_LEN_BYTE_ARRAY:16", "-1"),
+     "FIXED_LEN_BYTE_ARRAY(16)", b"\xff" * 16),
+    (("--type", "decimal", "--precision", "40", "--scale", "0", "1"),
+     "FIXED_LEN_BYTE_ARRAY(17)", (1).to_bytes(17, "big")),
+    (("--type", "uuid", "12345678-1234-5678-1234-567812345678"),
+     "FIXED_LEN_BYTE_ARRAY(16)", bytes.fromhex("12345678123456781234567812345678")),
+    (("--type", "float16", "1.5"), "FIXED_LEN_BYTE_ARRAY(2)", b"\x00\x3e"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "physical", "plain"), _TYPED)
+def test_hash_every_type_write_table_hashes(capsys, argv, physical, plain):
+    got_physical, h = _hash_line(capsys, *argv)
+    assert got_physical == physical
+    assert h == xxhash.xxh64_intdigest(plain)
+
+
+def test_hash_the_draft_hash(capsys):
+    _, h = _hash_line(capsys, "--hash", "murmur3_x64_128", "hello")
+    assert h == mmh3.hash64(b"hello", 1361930890, signed=False)[0]
+    _, h = _hash_line(capsys, "--hash", "murmur3_x64_128", "--type", "int64", "7")
+    assert h == mmh3.hash64(struct.pack("<q", 7), 1361930890, signed=False)[0]
+
+
+def test_hash_agrees_with_pyarrows_filters(tmp_path, capsys):
+    """pyarrow writes a one-value filter per column: each is the 32 B filter of the one
+    hash ``bloomskip hash`` prints for that value (INT96 and float16 included)."""
+    table = pa.table(
+        {
+            "ts": pa.array([dt.datetime(2024, 1, 31, 12, 0, 0, 250000)], pa.timestamp("ms")),
+            "dec": pa.array([decimal.Decimal("1.25")], pa.decimal128(5, 2)),
+            "uid": pa.array([uuid.UUID(int=0x12345678).bytes], pa.binary(16)),
+            "tm": pa.array([dt.time(12, 0, 0, 500000)], pa.time32("ms")),
+            "int96": pa.array([dt.datetime(2024, 1, 31, 12)], pa.timestamp("ns")),
+            "f16": pa.array([np.float16(-2.5)], pa.float16()),
+        }
+    )
+    options = {c: {"ndv": 1, "fpp": 0.01} for c in table.column_names}
+    filters = {}
+    for int96 in (False, True):  # INT96 applies to every timestamp column of a file
+        path = tmp_path / f"t{int96}.parquet"
+        columns = ["int96"] if int96 else [c for c in table.column_names if c != "int96"]
+        pq.write_table(
+            table.select(columns),
+            path,
+            bloom_filter_options={c: options[c] for c in columns},
+            use_deprecated_int96_timestamps=int96,
+        )
+        filters.update({ff.name: ff for ff in read_bloom_filters(path)})
+    args = {
+        "ts": ("--type", "timestamp", "--unit", "ms", "2024-01-31T12:00:00.25"),
+        "dec": ("--type", "decimal", "--precision", "5", "--scale", "2", "--physical", "FLBA",
+                "1.25"),
+        "uid": ("--type", "uuid", str(uuid.UUID(int=0x12345678))),
+        "tm": ("--type", "time", "--unit", "ms", "12:00:00.5"),
+        "int96": ("--type", "timestamp", "--unit", "ns", "--physical", "INT96",
+                  "2024-01-31T12:00:00"),
+        "f16": ("--type", "float16", "-2.5"),
+    }  # fmt: skip
+    assert sorted(filters) == sorted(args)
+    for name, argv in args.items():
+        _, h = _hash_line(capsys, *argv)
+        one = Sbbf(filters[name].header.num_bytes)
+        one.insert_hashes([h])
+        assert one.to_bytes() == filters[name].bitset, name
+
+
+def test_add_bloom_policy_and_ndv_auto(tmp_path, capsys):
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"k": [f"k{i}" for i in range(3000)]}), path, row_group_size=1000)
+    assert main(["add-bloom", str(path), str(tmp_path / "a.parquet"), "--json"]) == 0
+    exact = json.loads(capsys.readouterr().out)["added"]
+    assert {(f["ndv"], f["num_bytes"], f["folded_from"]) for f in exact} == {(1000, 2048, None)}
+    argv = ["add-bloom", str(path), str(tmp_path / "b.parquet"), "--fpp", "0.001"]
+    assert main([*argv, "--policy", "putze", "--json"]) == 0
+    putze = json.loads(capsys.readouterr().out)["added"]
+    assert {f["num_bytes"] for f in putze} == {4096} != {num_bytes_for(1000, 0.001)}
+    argv = ["add-bloom", str(path), str(tmp_path / "c.parquet"), "--ndv", "auto", "--fpp", "0.05"]
+    assert main([*argv, "--json"]) == 0
+    folded = json.loads(capsys.readouterr().out)["added"]
+    assert {f["folded_from"] for f in folded} == {num_bytes_for(1000, 0.05)}
+    assert all(abs(f["ndv"] - 1000) < 30 for f in folded)  # estimated from the fill
+    assert main(argv) == 0
+    assert "~" in capsys.readouterr().out  # the human summary marks estimates
+    assert main(["add-bloom", str(path), "--ndv", "1e6", "--json"]) == 0  # in place
+    assert {f["folded_from"] for f in json.loads(capsys.readouterr().out)["added"]} == {2 << 20}

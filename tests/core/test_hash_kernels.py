@@ -20,6 +20,7 @@ from bloomskip.hashing import (
     hash_int32,
     hash_int64,
     hash_int96,
+    kernels,
 )
 from bloomskip.hashing.physical import var_bytes
 from bloomskip.hashing.plain import Rows, Words, hash_plain
@@ -40,18 +41,36 @@ def test_xxhash64_every_length_boundary(length):
         assert int(hash_fixed_len_byte_array([data], length)[0]) == expected
 
 
+#: The seed of the draft's MurmurHash3 (parquet-mr's and parquet-cpp's DEFAULT_SEED).
+DRAFT_SEED = 1361930890
+
+
 @pytest.mark.parametrize("length", [*range(0, 40), 127, 1000])
 def test_murmur3_x64_128_low_64_bits(length):
     data = bytes((i * 37 + 1) % 256 for i in range(length))
     got = hash_byte_array([data], HashAlgorithm.MURMUR3_X64_128)[0]
-    assert int(got) == mmh3.hash64(data, 0, signed=False)[0]
+    assert int(got) == mmh3.hash64(data, DRAFT_SEED, signed=False)[0]
+    # The kernel itself, at any seed (its h1 and h2 start from the seed).
+    buf = np.frombuffer(data, dtype=np.uint8)
+    for seed in (0, 1, DRAFT_SEED, 2**32 - 1):
+        expected = mmh3.hash64(data, seed, signed=False)[0]
+        assert int(kernels.murmur3_bytes(buf, 0, length, seed)) == expected
+
+
+def test_murmur3_known_answer_of_the_draft():
+    """parquet-cpp's Murmur3Test (PARQUET-1332): bytes 0..7 hash to 913737700387071329
+    with the draft's seed, the hash parquet-mr's draft-era filters hold."""
+    assert HashAlgorithm.MURMUR3_X64_128.seed == DRAFT_SEED
+    assert HashAlgorithm.XXHASH64.seed == 0
+    got = hash_byte_array([bytes(range(8))], HashAlgorithm.MURMUR3_X64_128)[0]
+    assert int(got) == 913737700387071329
 
 
 @given(st.lists(st.binary(max_size=80), max_size=30))
 def test_byte_array_matches_reference_for_any_bytes(values):
     expected = [xxhash.xxh64_intdigest(v) for v in values]
     assert hash_byte_array(values).tolist() == expected
-    murmur = [mmh3.hash64(v, 0, signed=False)[0] for v in values]
+    murmur = [mmh3.hash64(v, DRAFT_SEED, signed=False)[0] for v in values]
     assert hash_byte_array(values, HashAlgorithm.MURMUR3_X64_128).tolist() == murmur
 
 
@@ -90,7 +109,7 @@ def test_words_of_every_width_and_murmur_on_words():
         v = np.array([0, 1, np.iinfo(dtype).max], dtype=dtype)
         expected = [xxhash.xxh64_intdigest(x.tobytes()) for x in v]
         assert hash_plain(Words(v)).tolist() == expected
-        expected_m = [mmh3.hash64(x.tobytes(), 0, signed=False)[0] for x in v]
+        expected_m = [mmh3.hash64(x.tobytes(), DRAFT_SEED, signed=False)[0] for x in v]
         assert hash_plain(Words(v), HashAlgorithm.MURMUR3_X64_128).tolist() == expected_m
 
 

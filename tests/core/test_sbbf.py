@@ -7,6 +7,8 @@ import mmap
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bloomskip import (
     IncompatibleFiltersError,
@@ -17,8 +19,9 @@ from bloomskip import (
     Sbbf,
     hash_values,
 )
-from bloomskip.sbbf import build_filter
+from bloomskip.sbbf import build_filter, build_folded
 from bloomskip.sbbf.kernels import SALT
+from bloomskip.sbbf.sizing import num_bytes_for
 
 # A filter written by parquet-mr/Spark for the strings "a0".."a9" (arrow-rs's test fixture).
 PARQUET_MR_A0_A9 = bytes(
@@ -171,6 +174,49 @@ def test_fold_to_fpp_follows_arrow_rs_rule():
     assert Sbbf(32).folds_for_fpp(0.01) == 0
     with pytest.raises(InvalidParameterError):
         f.folds_for_fpp(0.0)
+
+
+@pytest.mark.parametrize(("ndv", "fpp"), [(1000, 0.001), (20_000, 0.01), (100_000, 0.01)])
+def test_putze_fold_sizes_as_putze_sizing(ndv, fpp):
+    """policy="putze" folds to the size Putze's sizing gives the distinct count (here the
+    estimate from the fill finds it); "parquet" to arrow-rs's rule, which may be smaller."""
+    f = Sbbf(1 << 22)
+    f.insert(pa.array([f"s{i:08d}" for i in range(ndv)]))
+    assert f.fold_to_fpp(fpp, "putze").num_bytes == num_bytes_for(ndv, fpp, "putze")
+    assert f.fold_to_fpp(fpp).num_bytes == num_bytes_for(ndv, fpp, "parquet")
+    with pytest.raises(InvalidParameterError, match="unknown sizing policy"):
+        f.folds_for_fpp(0.01, "lance")  # type: ignore[arg-type]
+    assert Sbbf(1 << 10).folds_for_fpp(0.01, "putze") == 5  # empty: down to one block
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    values=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=3000),
+    log2=st.integers(5, 18),
+    fpp=st.sampled_from([0.3, 0.05, 0.01, 0.001]),
+    strategy=st.sampled_from(["spec", "draft"]),
+    policy=st.sampled_from(["parquet", "putze"]),
+)
+def test_folding_never_loses_a_value(values, log2, fpp, strategy, policy):
+    arr = np.array(values, dtype=np.int64)
+    f = Sbbf(1 << log2, strategy=strategy)
+    f.insert(arr)
+    folded = f.fold_to_fpp(fpp, policy)
+    assert folded.check(arr).all()
+    fresh = Sbbf(folded.num_bytes, strategy=strategy)
+    fresh.insert(arr)
+    assert folded == fresh
+
+
+def test_build_folded_starts_big_and_folds():
+    hashes = hash_values(pa.array([f"k{i}" for i in range(5000)]))
+    f, estimate, start = build_folded(hashes, 0.01, 1_000_000)
+    assert start == num_bytes_for(1_000_000, 0.01) == 2 << 20
+    assert estimate == pytest.approx(5000, rel=0.01)  # from the fill of the 2 MiB filter
+    exact, ndv = build_filter(hashes, 0.01)
+    assert ndv == 5000 and f == exact  # here the fold lands on the exact size
+    g, estimate, start = build_folded(hashes[:0], 0.01, 1_000_000)
+    assert g.num_bytes == 32 and estimate == 0 and start == 2 << 20
 
 
 def test_statistics():

@@ -1,4 +1,6 @@
-"""Known-answer tables for SBBF sizing: arrow-rs's classic formula and Lance's Putze search."""
+"""Known-answer tables for SBBF sizing: arrow-rs's classic formula and Lance's Putze search,
+and the tables of the specs themselves (arrow-rs's sizing table, BloomFilter.md's
+false-positive examples and ratios), so that no change can drift from them unnoticed."""
 
 from __future__ import annotations
 
@@ -41,6 +43,44 @@ ARROW_RS_BYTES = [
     (999_000_000, 128 * 1024 * 1024),
 ]
 
+# arrow-rs parquet/src/bloom_filter/mod.rs, module docs, "a table of calculated sizes for
+# various FPP and NDV": (NDV, FPP, blocks b, size in KiB).
+ARROW_RS_SIZE_TABLE = [
+    (10_000, 0.1, 256, 8),
+    (10_000, 0.01, 512, 16),
+    (10_000, 0.001, 1_024, 32),
+    (10_000, 0.0001, 1_024, 32),
+    (100_000, 0.1, 4_096, 128),
+    (100_000, 0.01, 4_096, 128),
+    (100_000, 0.001, 8_192, 256),
+    (100_000, 0.0001, 16_384, 512),
+    (100_000, 0.00001, 16_384, 512),
+    (1_000_000, 0.1, 32_768, 1_024),
+    (1_000_000, 0.01, 65_536, 2_048),
+    (1_000_000, 0.001, 65_536, 2_048),
+    (1_000_000, 0.0001, 131_072, 4_096),
+    (1_000_000, 0.00001, 131_072, 4_096),
+    (1_000_000, 0.000001, 262_144, 8_192),
+]
+
+# parquet-format BloomFilter.md, "Sizing an SBBF": a filter of 1024 blocks holding
+# (hash values inserted, false positive probability as written).
+SPEC_FPP_EXAMPLES = [
+    (26_214, "1.26 %"),  # "around 1.26%": 10 bits of space per hash value
+    (52_428, "18 %"),  # twice as many: 5 bits per value
+    (13_107, "0.04 %"),  # half as many: 20 bits per value
+]
+
+# BloomFilter.md, "sample values of the ratios needed to achieve certain false positive
+# rates": (bits of space per insert, false positive probability).
+SPEC_RATIO_TABLE = [
+    (6.0, 0.10),
+    (10.5, 0.01),
+    (16.9, 0.001),
+    (26.4, 0.0001),
+    (41.0, 0.00001),
+]
+
 # Lance sbbf.rs, test_num_of_bits_from_ndv_fpp: (fpp, ndv, unclamped log2 bytes)
 LANCE_LOG2_BYTES = [
     (0.1, 10, 3),
@@ -63,6 +103,40 @@ def test_parquet_bits_match_arrow_rs(fpp, ndv, bits):
 @pytest.mark.parametrize(("requested", "expected"), ARROW_RS_BYTES)
 def test_clamp_matches_arrow_rs(requested, expected):
     assert sizing.clamp_num_bytes(requested) == expected
+
+
+@pytest.mark.parametrize(("ndv", "fpp", "blocks", "kib"), ARROW_RS_SIZE_TABLE)
+def test_arrow_rs_size_table(ndv, fpp, blocks, kib):
+    num_bytes = sizing.num_bytes_for(ndv, fpp, "parquet")
+    assert num_bytes == kib * 1024
+    assert num_bytes // sizing.BLOCK_BYTES == blocks
+
+
+@pytest.mark.parametrize(("inserted", "written"), SPEC_FPP_EXAMPLES)
+def test_spec_false_positive_examples(inserted, written):
+    """Putze's formula gives the spec's examples to the digits it writes them with."""
+    percent = 100 * sizing.putze_fpp(inserted, 1024 * sizing.BLOCK_BYTES)
+    value = written.removesuffix(" %")
+    decimals = len(value.partition(".")[2])
+    assert f"{percent:.{decimals}f}" == value
+
+
+def _significant(x: float, digits: int = 1) -> float:
+    return float(f"{x:.{digits - 1}e}")
+
+
+@pytest.mark.parametrize(("bits_per_insert", "fpp"), SPEC_RATIO_TABLE)
+def test_spec_ratio_table(bits_per_insert, fpp):
+    """Each ratio gives the table's FPP (to its one significant digit), and the least ratio
+    that meets that FPP is within 0.1 bit of the table's (26.34 for the 26.4 row)."""
+    num_bytes = 1024 * sizing.BLOCK_BYTES
+    bits = 8 * num_bytes
+    assert _significant(sizing.putze_fpp(bits / bits_per_insert, num_bytes)) == fpp
+    low, high = 1.0, 100.0  # bits per insert: putze_fpp falls as the ratio grows
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (low, mid) if sizing.putze_fpp(bits / mid, num_bytes) <= fpp else (mid, high)
+    assert abs(high - bits_per_insert) < 0.1
 
 
 @pytest.mark.parametrize(("fpp", "ndv", "log2"), LANCE_LOG2_BYTES)

@@ -1,16 +1,16 @@
 """Crash safety and concurrent writers of the zone index (issue 5, "Done when").
 
-* **Killed writers.** Builds and refreshes run in child processes (forked from a server
-  process of this interpreter, see :data:`FORK_SERVER`) and are SIGKILLed after a seeded
-  random delay, a uniform fraction of the duration of a run measured first; and also at
-  each step of a commit (a table's temporary file written, N tables written, the manifest
-  written under its temporary name, the manifest linked).
+* **Killed writers.** Builds and refreshes run in writer processes (fresh interpreters,
+  warmed up before their job, in process groups of their own: :mod:`tests.support.writers`)
+  and are SIGKILLed after a seeded random delay, a uniform fraction of the duration of a
+  run measured first; and also at each step of a commit (a table's temporary file written,
+  N tables written, the manifest written under its temporary name, the manifest linked).
   Between refreshes the lake changes: files are added, rewritten and deleted. After
   every kill the committed versions are 1..N with at most one more than before, every
   manifest parses and the tables it names exist; with no version, ``open`` raises
   :class:`~bloomskip.errors.IndexNotFoundError`; otherwise the index answers correctly
   (below). A normal refresh afterwards succeeds and answers correctly and precisely.
-* **Racing writers.** Two children build or refresh one index at the same moment (both
+* **Racing writers.** Two writers build or refresh one index at the same moment (both
   wait for a flag file, created once both are ready): each commits or raises
   :class:`~bloomskip.errors.CommitConflictError`; versions stay consecutive, every
   manifest parses, the index answers correctly. :func:`bloomskip.index.store.publish`
@@ -33,14 +33,10 @@ indistinguishable from the old file - the documented limit of that identity.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,10 +47,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-import bloomskip
 from bloomskip import index
 from bloomskip.errors import CommitConflictError, IndexNotFoundError
 from bloomskip.index import store
+from bloomskip.index.layout import MARKER
+from tests.support.writers import Writers
 
 FILES = 30
 ROWS = 2000
@@ -65,136 +62,7 @@ HOT_UID = 123_456_789  # a few rows of every file
 ABSENT_UID = 2**50 + 7  # uids are drawn from [0, 2**40)
 ABSENT_NAME = "absent"  # names are "n0000".."n4999"
 MTIME_BASE_NS = 1_600_000_000 * 10**9
-TIMEOUT_S = 120
-
-# The writers' parent: a process of this interpreter that imports bloomskip and loads its
-# compiled kernels once (one tiny build), then forks one child per build or refresh.
-# Starting an interpreter and loading kernels take longer than a build of the test lake,
-# so without it most kills would land there, before the build touches the index. It
-# reports each child's pid and reaps it only when asked, so a pid the test kills is
-# always still that child's (a zombie at worst, never a reused pid).
-# A child optionally waits for a flag file, then builds or refreshes and writes its
-# outcome as JSON to ``out``. ``kill_at`` makes it SIGKILL itself at one step of a
-# commit; ``store.os`` is swapped for a proxy so only the store's own calls are hooked.
-FORK_SERVER = r"""
-import json, os, signal, sys, time, traceback
-
-from bloomskip import index
-from bloomskip.errors import CommitConflictError
-from bloomskip.index import store
-
-
-def die(*_a, **_k):
-    os.kill(os.getpid(), signal.SIGKILL)
-    time.sleep(60)
-
-
-class OsProxy:
-    def __getattr__(self, name):
-        return getattr(os, name)
-
-
-def hook(kill_at):
-    proxy = OsProxy()
-    if kill_at == "table_temp_written":  # first table fsynced under its temporary name
-        proxy.replace = die
-    elif kill_at == "manifest_temp_written":  # manifest fsynced, not yet linked
-        proxy.link = die
-    elif kill_at == "manifest_linked":  # committed, temporary name not yet removed
-        def link_then_die(src, dst):
-            os.link(src, dst)
-            die()
-
-        proxy.link = link_then_die
-    elif kill_at.startswith("tables_written:"):  # N whole tables written, no manifest
-        limit, real, count = int(kill_at.split(":")[1]), store.write_table, [0]
-
-        def write_then_maybe_die(*a, **k):
-            out = real(*a, **k)
-            count[0] += 1
-            if count[0] >= limit:
-                die()
-            return out
-
-        store.write_table = write_then_maybe_die
-    else:
-        raise ValueError(f"unknown kill_at {kill_at}")
-    store.os = proxy
-
-
-def run(args):
-    if args.get("kill_at"):
-        hook(args["kill_at"])
-    flag = args.get("flag")
-    while flag and not os.path.exists(flag):
-        time.sleep(0.0005)
-    try:
-        if args["op"] == "build":
-            r = index.build(
-                args["lake"], args["columns"], args["index"], zone_rows=args["zone_rows"],
-                threads=args["threads"],
-            )
-        else:
-            r = index.refresh(args["index"], threads=args["threads"])
-    except CommitConflictError as e:
-        return 3, {"conflict": str(e)}
-    return 0, {"version": r.version, "retries": r.retries, "failed": r.failed}
-
-
-def warm_up(workdir):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    os.makedirs(os.path.join(workdir, "lake"))
-    table = pa.table({"uid": [1, 2, 3], "name": ["a", "b", "c"]})
-    pq.write_table(table, os.path.join(workdir, "lake", "a.parquet"))
-    index.build(
-        os.path.join(workdir, "lake"), ["uid", "name"], os.path.join(workdir, "index"),
-        zone_rows=2, threads=2,
-    )
-    index.open(os.path.join(workdir, "index")).query("uid = 1 OR name = 'a'")
-
-
-warm_up(sys.argv[1])
-print("ready", flush=True)
-for line in sys.stdin:
-    req = json.loads(line)
-    if "reap" in req:
-        pid, deadline, timed_out = req["reap"], time.monotonic() + req["timeout"], False
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() > deadline and not timed_out:
-                os.kill(pid, signal.SIGKILL)
-                timed_out = True
-            time.sleep(0.002)
-        code = os.waitstatus_to_exitcode(status)
-        print(json.dumps({"exit": code, "timed_out": timed_out}), flush=True)
-        continue
-    pid = os.fork()
-    if pid == 0:
-        code, result = 1, None
-        try:
-            code, result = run(req)
-        except BaseException:
-            result = {"error": traceback.format_exc()}
-        finally:  # whole or absent: a kill may land while this is written
-            with open(req["out"] + ".tmp", "w") as fh:
-                json.dump(result, fh)
-            os.replace(req["out"] + ".tmp", req["out"])
-            os._exit(code)
-    print(json.dumps({"pid": pid}), flush=True)
-"""
-
-_ENV = {
-    **os.environ,
-    # the writers import the bloomskip these tests import
-    "PYTHONPATH": os.pathsep.join(
-        [os.path.dirname(os.path.dirname(bloomskip.__file__)), os.environ.get("PYTHONPATH", "")]
-    ),
-}
-
+TIMEOUT_S = 120  # a writer's job, in seconds (a test lake's build takes well under 1 s)
 
 # --------------------------------------------------------------------------- the lake
 
@@ -426,117 +294,28 @@ def files_under(root: Path) -> set[str]:
 def live_files(root: Path) -> set[str]:
     """The kept manifests and every table they reference."""
     out = set()
+    out.add(MARKER)
     for v in store.versions(str(root)):
-        out.add(os.path.relpath(store.manifest_path(str(root), v), root).replace(os.sep, "/"))
+        out.add(store.manifest_name(v))
         out |= store.referenced(store.read_manifest(str(root), v))
     return out
 
 
-# --------------------------------------------------------------------------- writers
-
-
-@dataclass
-class Run:
-    pid: int
-    out: Path
-    exit: int | None = None
-    result: dict | None = None
-
-
-class Writers:
-    """The fork server (:data:`FORK_SERVER`): starts, kills and reaps writer processes."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-        self.runs = 0
-        self.stderr = open(workdir / "writers.stderr", "w+")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", FORK_SERVER, str(workdir / "warm-up")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            text=True,
-            env=_ENV,
-        )
-        self._expect("ready")
-
-    def _expect(self, what: str) -> str:
-        line = self.proc.stdout.readline()
-        if what not in line:
-            self.stderr.seek(0)
-            pytest.fail(f"writer server: expected {what!r}, got {line!r}\n{self.stderr.read()}")
-        return line
-
-    def _ask(self, req: dict, answer: str) -> dict:
-        self.proc.stdin.write(json.dumps(req) + "\n")
-        self.proc.stdin.flush()
-        return json.loads(self._expect(answer))
-
-    def start(self, op: str, lake: Lake, root: Path, **extra) -> Run:
-        """A writer running ``op`` ("build" or "refresh") on ``root``, started now."""
-        self.runs += 1
-        out = self.workdir / f"run-{self.runs}.json"
-        req = {
-            "op": op,
-            "lake": str(lake.root),
-            "index": str(root),
-            "columns": extra.pop("columns", COLUMNS),
-            "zone_rows": ZONE_ROWS,
-            "threads": THREADS,
-            "out": str(out),
-            **extra,
-        }
-        return Run(self._ask(req, '"pid"')["pid"], out)
-
-    def kill(self, run: Run) -> None:
-        """SIGKILL: the writer is still unreaped, so the pid is still the writer's."""
-        os.kill(run.pid, signal.SIGKILL)
-
-    def wait(self, run: Run) -> Run:
-        got = self._ask({"reap": run.pid, "timeout": TIMEOUT_S}, '"exit"')
-        assert not got["timed_out"], f"a writer ran more than {TIMEOUT_S} s"
-        run.exit = got["exit"]
-        if run.exit != -signal.SIGKILL and run.out.exists():
-            run.result = json.loads(run.out.read_text())
-        return run
-
-    def run_to_end(self, op: str, lake: Lake, root: Path, **extra) -> float:
-        """Seconds a writer takes; fails unless it succeeded."""
-        t0 = time.perf_counter()
-        run = self.wait(self.start(op, lake, root, **extra))
-        seconds = time.perf_counter() - t0
-        assert run.exit == 0, run
-        return seconds
-
-    def run_and_kill(self, op: str, lake: Lake, root: Path, delay: float) -> bool:
-        """SIGKILL a writer ``delay`` seconds after its start; True if that cut it short,
-        False if it had finished (successfully) before."""
-        run = self.start(op, lake, root)
-        time.sleep(delay)
-        self.kill(run)
-        self.wait(run)
-        if run.exit == -signal.SIGKILL:
-            return True
-        assert run.exit == 0, f"{op} failed on its own: {run}"
-        return False
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.stderr.close()
-
-
 @pytest.fixture(scope="module")
 def writers(tmp_path_factory):
-    if not hasattr(os, "fork"):
-        pytest.skip("the writer server forks")
-    w = Writers(tmp_path_factory.mktemp("writers"))
-    yield w
-    w.close()
+    if os.name != "posix":
+        pytest.skip("writers are killed with POSIX signals")
+    w = Writers(
+        tmp_path_factory.mktemp("writers"),
+        timeout_s=TIMEOUT_S,
+        columns=COLUMNS,
+        zone_rows=ZONE_ROWS,
+        threads=THREADS,
+    )
+    try:
+        yield w
+    finally:
+        w.close()
 
 
 # --------------------------------------------------------------------------- tests
@@ -557,18 +336,18 @@ def test_builds_and_refreshes_killed_at_random_points_leave_an_index_that_answer
     # index). Kills come at uniform random fractions of that; as runs vary in length,
     # some finish first and commit, so later kills hit an index that moved on.
     scratch = tmp_path / "scratch"
-    build_s = sum(writers.run_to_end("build", lake, scratch / str(i)) for i in range(2)) / 2
+    build_s = sum(writers.run_to_end("build", lake.root, scratch / str(i)) for i in range(2)) / 2
     refresh_s = 0.0
     for _ in range(2):
         lake.change(rng)
-        refresh_s += writers.run_to_end("refresh", lake, scratch / "0") / 2
+        refresh_s += writers.run_to_end("refresh", lake.root, scratch / "0") / 2
 
     version, killed, runs = 0, 0, []
 
     def kill_one(op: str, changes: list[str]) -> None:
         nonlocal version, killed
         frac = rng.random()
-        cut = writers.run_and_kill(op, lake, root, frac * (refresh_s if version else build_s))
+        cut = writers.run_and_kill(op, lake.root, root, frac * (refresh_s if version else build_s))
         killed += cut
         runs.append((op, changes, round(frac, 2), "killed" if cut else "finished"))
         version = check_versions(root, previous=version)  # no version: open raises
@@ -578,7 +357,7 @@ def test_builds_and_refreshes_killed_at_random_points_leave_an_index_that_answer
     while len(runs) < 6 and not version:  # the first build, killed
         kill_one("build", [])
     if not version:  # every first build was cut short: commit one, to kill refreshes
-        writers.run_to_end("build", lake, root)
+        writers.run_to_end("build", lake.root, root)
         version = check_versions(root, previous=0)
     for i in range(18):  # refreshes (and builds of the same columns) after changes
         changes = lake.change(rng)
@@ -628,7 +407,7 @@ def test_first_build_killed_at_each_commit_step_commits_nothing_or_everything(tm
     rng = random.Random(5)
     for point in KILL_POINTS:
         root = tmp_path / point.replace(":", "-")
-        run = writers.wait(writers.start("build", lake, root, kill_at=point))
+        run = writers.wait(writers.start("build", lake.root, root, kill_at=point))
         assert run.exit == -signal.SIGKILL, (point, run)
         version = check_versions(root, previous=0)
         assert version == (1 if point == "manifest_linked" else 0), point
@@ -657,7 +436,7 @@ def test_refresh_killed_at_each_commit_step_keeps_previous_or_next_version(tmp_p
         lake.add()
         lake.rewrite_same_size(rng)
         lake.delete(rng)
-        run = writers.wait(writers.start("refresh", lake, root, kill_at=point))
+        run = writers.wait(writers.start("refresh", lake.root, root, kill_at=point))
         assert run.exit == -signal.SIGKILL, (point, run)
         new = check_versions(root, previous=version)
         assert new == version + (point == "manifest_linked"), point
@@ -682,7 +461,7 @@ def test_vacuum_removes_temporary_manifests_of_killed_commits(tmp_path, writers)
     index.build(lake.root, COLUMNS, root, zone_rows=ZONE_ROWS, threads=THREADS)
     for point in ("manifest_temp_written", "manifest_linked"):
         lake.add()
-        run = writers.wait(writers.start("refresh", lake, root, kill_at=point))
+        run = writers.wait(writers.start("refresh", lake.root, root, kill_at=point))
         assert run.exit == -signal.SIGKILL, (point, run)
     left = {f for f in files_under(root) if f.startswith(f"{store.MANIFESTS}/.tmp-")}
     assert len(left) == 2, sorted(files_under(root))
@@ -714,7 +493,7 @@ def test_two_writers_racing_both_commit_or_raise_commit_conflict(tmp_path, write
             lake.rewrite_resized(rng)
         flag = tmp_path / f"go-{i}"
         runs = [
-            writers.start(op, lake, root, flag=str(flag), **({"columns": cols} if cols else {}))
+            writers.start(op, lake.root, root, flag=flag, **({"columns": cols} if cols else {}))
             for op, cols in plan
         ]
         flag.touch()
@@ -774,3 +553,34 @@ def test_two_threads_publishing_one_version_exactly_one_wins(tmp_path):
     assert store.versions(str(root)) == list(range(1, 42))
     assert files_under(root) == live_files(root), "publish left temporary manifests"
     assert index.open(root).version == 41
+
+
+def test_builds_without_progress_bar_never_wait_for_tqdm(tmp_path):
+    """With progress off, build and refresh never touch tqdm (issue 18). Creating even a
+    disabled tqdm bar takes tqdm's write lock, a semaphore that every process forked after
+    its first use shares: a writer killed while it held it hung every later writer. Here
+    another thread holds that lock for the whole build and refresh."""
+    from tqdm import tqdm
+
+    lake = Lake(tmp_path / "lake", seed=7)
+    lake.populate(3)
+    root = tmp_path / "index"
+    lock, reports = tqdm.get_lock(), []
+
+    def work() -> None:
+        kw = {"zone_rows": ZONE_ROWS, "threads": THREADS, "progress": False}
+        reports.append(index.build(lake.root, COLUMNS, root, **kw))
+        lake.add()
+        reports.append(index.refresh(root, threads=THREADS, progress=False))
+
+    lock.acquire()
+    try:
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
+        worker.join(TIMEOUT_S)
+        assert not worker.is_alive(), "a build without progress bar waited for tqdm's lock"
+    finally:
+        lock.release()
+    worker.join(TIMEOUT_S)
+    assert [r.version for r in reports] == [1, 2]
+    check_answers(root, lake, lake.queries(random.Random(8)), fresh=True)

@@ -71,7 +71,7 @@ def test_zone_table_has_lances_columns_metadata_and_parquet_identical_filters(la
     index.build(lake, ["uid", "k"], idx, zone_rows=1000, fpp=0.01, sizing="exact")
     m = store.read_manifest(str(idx))
     seg = m.columns["uid"].segments[0]
-    t = pq.read_table(idx / seg.zones)
+    t = pq.read_table(idx / seg.zones[0])
     assert t.schema.names[:5] == [
         "fragment_id",
         "zone_start",
@@ -136,9 +136,9 @@ def test_default_sizing_is_lances_32_kib_per_zone_and_exact_shrinks_low_cardinal
 
 def test_manifest_records_column_type_encoding_hash_sizing_and_version(lake, tmp_path):
     index.build(lake, "opt", tmp_path / "idx", fpp=0.001)
-    with open(store.manifest_path(str(tmp_path / "idx"), 1)) as fh:
+    with open(tmp_path / "idx" / store.manifest_name(1)) as fh:
         raw = json.load(fh)
-    assert raw["format"] == "bloomskip.zone-index" and raw["format_version"] == 1
+    assert raw["format"] == "bloomskip.zone-index" and raw["format_version"] == 2
     col = raw["columns"]["opt"]
     assert col["arrow_type"] == "int32" and col["physical"]["physical_type"] == "INT32"
     assert (col["hash"], col["seed"], col["sizing"], col["fpp"]) == ("xxhash64", 0, "putze", 0.001)
@@ -238,17 +238,19 @@ def test_added_rewritten_and_deleted_files_after_indexing(lake, tmp_path):
     assert ix.status()["stale_files"] == [str(p1)]
     # A refresh indexes the new and changed files and leaves the others untouched.
     opened = []
-    real = index.build.__globals__["index_file"]
+    from bloomskip.index import parts
+
+    real = parts.index_file
 
     def spy(src, f, cols, zoning):
         opened.append(os.path.basename(f.path))
         return real(src, f, cols, zoning)
 
-    index.build.__globals__["index_file"] = spy
+    parts.index_file = spy
     try:
         rep = index.refresh(tmp_path / "idx")
     finally:
-        index.build.__globals__["index_file"] = real
+        parts.index_file = real
     assert sorted(opened) == ["part-1.parquet", "part-9.parquet"]
     assert (rep.files_indexed, rep.files_unchanged, rep.files_dropped) == (2, 2, 2)
     ix = index.open(tmp_path / "idx")
@@ -333,8 +335,8 @@ def test_errors_are_typed_and_name_the_problem(lake, tmp_path):
         index.build(lake, ["k"], tmp_path / "i3", sizing="fancy")
     with pytest.raises(InvalidParameterError, match="zone_rows"):
         index.build(lake, ["k"], tmp_path / "i3", zone_rows=0)
-    with pytest.raises(SourceError, match="local or mounted"):
-        index.build(lake, ["k"], "s3://bucket/idx")
+    with pytest.raises(SourceError, match="not a store for an index"):
+        index.build(lake, ["k"], "ftp://example.invalid/idx")
     nested = tmp_path / "nested"
     nested.mkdir()
     pq.write_table(pa.table({"l": [[1, 2]]}), nested / "a.parquet")
@@ -343,70 +345,111 @@ def test_errors_are_typed_and_name_the_problem(lake, tmp_path):
     index.build(lake, ["k"], tmp_path / "idx")
     with pytest.raises(InvalidParameterError, match="indexes"):
         index.build(nested, ["l"], tmp_path / "idx")
-    path = store.manifest_path(str(tmp_path / "idx"), 1)
+    path = tmp_path / "idx" / store.manifest_name(1)
     with open(path, "w") as fh:
         fh.write("{not json")
     with pytest.raises(CorruptFileError, match="not JSON"):
         index.open(tmp_path / "idx")
 
 
-def test_missing_or_corrupt_index_table_is_a_typed_error(lake, tmp_path):
+def test_missing_or_corrupt_index_files_are_typed_errors(lake, tmp_path):
     index.build(lake, ["k"], tmp_path / "idx")
     m = store.read_manifest(str(tmp_path / "idx"))
-    seg = tmp_path / "idx" / m.columns["k"].segments[0].zones
-    seg.write_bytes(b"garbage")
+    seg = m.columns["k"].segments[0]
+    directory = tmp_path / "idx" / seg.directory
+    good = directory.read_bytes()
+    directory.write_bytes(b"garbage")
+    with pytest.raises(CorruptFileError, match="not a bloomskip"):
+        index.open(tmp_path / "idx").query("k = 1")
+    directory.write_bytes(good[:-5])
+    with pytest.raises(CorruptFileError):
+        index.open(tmp_path / "idx").query("k = 1")
+    os.unlink(directory)
+    with pytest.raises(CorruptFileError, match=r"missing|not a bloomskip"):
+        index.open(tmp_path / "idx").query("k = 1")
+    directory.write_bytes(good)
+    slab = tmp_path / "idx" / seg.slabs[0]
+    slab.write_bytes(slab.read_bytes()[:10])
+    with pytest.raises(CorruptFileError, match="cut short"):
+        index.open(tmp_path / "idx").query("k = 1")
+    table = tmp_path / "idx" / seg.zones[0]
+    table.write_bytes(b"garbage")
     with pytest.raises(CorruptFileError, match="unreadable index table"):
-        index.open(tmp_path / "idx").query("k = 1")
-    os.unlink(seg)
-    with pytest.raises(CorruptFileError, match="missing"):
-        index.open(tmp_path / "idx").query("k = 1")
+        index.open(tmp_path / "idx").zones("k")
 
 
-def test_malformed_filters_in_the_zone_table_may_match(lake, tmp_path):
-    index.build(lake, ["k"], tmp_path / "idx", zone_rows=1000, file_filters=False)
-    m = store.read_manifest(str(tmp_path / "idx"))
-    rel = m.columns["k"].segments[0].zones
-    t = pq.read_table(tmp_path / "idx" / rel)
-    data = t.column("bloom_filter_data").to_pylist()
-    data[0] = b"\x00" * 33  # not whole blocks
-    data[1] = b""
-    t = t.set_column(4, "bloom_filter_data", pa.array(data, pa.binary()))
-    pq.write_table(t, tmp_path / "idx" / rel)
-    res = index.open(tmp_path / "idx").query("k = -1")
-    assert res.zones_candidate == 2
+def test_a_format_1_index_is_read_and_its_unusable_filters_may_match(lake, tmp_path):
+    """An index as format 1 wrote it (zone tables only, no serving layout) is queried from
+    its zone tables; zones whose filters are not whole blocks may match."""
+    import json
+
+    index.build(lake, ["k"], tmp_path / "v1", zone_rows=1000)
+    name = tmp_path / "v1" / store.manifest_name(1)
+    doc = json.loads(name.read_text())
+    doc["format_version"] = 1
+    for s in doc["columns"]["k"]["segments"]:
+        s.pop("directory"), s.pop("directory_size"), s.pop("slabs")
+    name.write_text(json.dumps(doc))
+    rel = doc["columns"]["k"]["segments"][0]["zones"][0]
+    t = pq.read_table(tmp_path / "v1" / rel)
+    bitsets = t.column("bloom_filter_data").to_pylist()
+    bitsets[0] = b"\x00" * 33  # not whole blocks
+    bitsets[1] = b""
+    t = t.set_column(4, "bloom_filter_data", pa.array(bitsets, pa.binary()))
+    pq.write_table(t, tmp_path / "v1" / rel)
+    ix = index.open(tmp_path / "v1")
+    assert ix.manifest.format_version == 1
+    assert ix.query("k = -1").zones_candidate == 2
+    k = _table(3).column("k")[5].as_py()
+    assert str(lake / "part-3.parquet") in ix.query(f"k = {k}").paths
 
 
 def test_vacuum_removes_unreferenced_tables_only(lake, tmp_path):
     index.build(lake, ["k"], tmp_path / "idx")
     pq.write_table(_table(8), lake / "part-8.parquet")
     index.refresh(tmp_path / "idx")
-    orphan = tmp_path / "idx" / "columns" / "orphan.zones.parquet"
+    orphan = tmp_path / "idx" / "columns" / "0-k" / ("0" * 32 + ".zones.parquet")
     orphan.write_bytes(b"x")
+    foreign = tmp_path / "idx" / "columns" / "notes.txt"
+    foreign.write_bytes(b"mine")
     removed = index.vacuum(tmp_path / "idx", keep_versions=1, min_age_s=0)
-    assert "columns/orphan.zones.parquet" in removed
+    assert f"columns/0-k/{'0' * 32}.zones.parquet" in removed
+    assert foreign.read_bytes() == b"mine" and "columns/notes.txt" not in removed
     assert store.versions(str(tmp_path / "idx")) == [2]
     k = _table(8).column("k")[0].as_py()
     assert index.open(tmp_path / "idx").query(f"k = {k}").paths == [str(lake / "part-8.parquet")]
 
 
-def test_another_engine_running_the_per_file_function_gives_the_same_bytes(lake, tmp_path):
-    """What a Spark task does: run ``index_file`` in another process, hand back the result."""
+def test_another_engine_running_the_tasks_gives_the_same_zones(lake, tmp_path):
+    """What a Spark task does: run the indexing task in another process, which writes its
+    parts itself and hands back only the small result."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    def in_processes(src, files, cols, zoning):
-        # spawn, not fork: a process that loaded pylance (other tests) is not fork-safe
-        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
-            n = len(files)
-            yield from pool.map(index.index_file, [src] * n, files, [cols] * n, [zoning] * n)
+    from bloomskip.index.build import LocalRunner
+    from bloomskip.index.parts import run_task
+
+    class InProcesses(LocalRunner):
+        def index(self, storage, source, tasks, columns, zoning):
+            # spawn, not fork: a process that loaded pylance (other tests) is not fork-safe
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(2, mp_context=ctx) as pool:
+                n = len(tasks)
+                yield from pool.map(
+                    run_task, [storage] * n, [source] * n, tasks, [columns] * n, [zoning] * n
+                )
 
     index.build(lake, ["uid", "opt"], tmp_path / "a", zone_rows=700, sizing="exact")
     index.build(lake, ["uid", "opt"], tmp_path / "b", zone_rows=700, sizing="exact",
-                index_files=in_processes)  # fmt: skip
+                runner=InProcesses(threads=2))  # fmt: skip
     a, b = index.open(tmp_path / "a"), index.open(tmp_path / "b")
     for col in ("uid", "opt"):
         assert a.zones(col).equals(b.zones(col))
     assert a.fragments().equals(b.fragments())
+    for q in ("uid = 'u-3-7'", "opt IS NULL", "uid = 'nope'"):
+        assert [(f.path, f.zones) for f in a.query(q).files] == [
+            (f.path, f.zones) for f in b.query(q).files
+        ]
 
 
 def test_a_build_that_loses_a_race_checks_the_winners_settings(lake, tmp_path):
@@ -453,7 +496,9 @@ def test_segments_are_merged_past_eight_and_dropped_files_go(lake, tmp_path):
     assert set(ix.zones("uid").column("fragment_id").to_pylist()) == live
     assert not any(p.endswith("part-10.parquet") for p in ix.fragments().column("path").to_pylist())
     on_disk = sum(
-        pq.read_metadata(tmp_path / "idx" / s.zones).num_rows for s in m.columns["uid"].segments
+        pq.read_metadata(tmp_path / "idx" / rel).num_rows
+        for s in m.columns["uid"].segments
+        for rel in s.zones
     )
     assert on_disk < 3 * 4 + 10  # the merge dropped part-10's zone
     for i in (0, 11, 15, 19):

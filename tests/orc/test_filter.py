@@ -34,17 +34,15 @@ from bloomskip.errors import (
     UnsupportedTypeError,
 )
 from bloomskip.orc import OrcBloomFilter, kernels
+from bloomskip.orc.feeds import base_hashes, decimal_strings
 from bloomskip.orc.filter import (
     MAX_NUM_BITS,
-    OrcKind,
-    OrcType,
-    base_hashes,
-    decimal_strings,
     java_round,
     optimal_num_bits,
     optimal_num_hash_functions,
 )
 from bloomskip.orc.kernels import NULL_HASHCODE
+from bloomskip.orc.types import OrcKind, OrcType
 
 M64 = (1 << 64) - 1
 

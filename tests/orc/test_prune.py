@@ -447,23 +447,14 @@ def legacy_only(data: bytes) -> bytes:
     """An uncompressed file with its BLOOM_FILTER_UTF8 streams turned into
     DICTIONARY_COUNT streams, which no reader of ORC v1 asks for (the same byte count:
     nothing moves), so readers find only the legacy ones."""
-    from tests.support.orc_wire import encode, fields, occurrences, set_field
+    from tests.support.orc_wire import stripe_footer_edit
 
-    f = read_orc(data)
-    out = bytearray(data)
-    for s in f.stripes:
-        raw = data[s.footer_offset : s.footer_offset + s.footer_length]
-        sf = fields(raw)
-        for fl in sf:
-            if fl[0] == 1:
-                stream = fields(fl[2])
-                if occurrences(stream, 1)[0][2] == 8:
-                    set_field(stream, 1, 4)
-                    fl[2] = encode(stream)
-        new = encode(sf)
-        assert len(new) == len(raw)
-        out[s.footer_offset : s.footer_offset + s.footer_length] = new
-    return bytes(out)
+    def edit(sf) -> None:
+        for stream in sf.streams:
+            if stream.kind == 8:
+                stream.kind = 4
+
+    return stripe_footer_edit(data, edit)
 
 
 @pytest.fixture(scope="module")
@@ -841,13 +832,13 @@ def test_cpp_float_and_char_filters_are_refused(tmp_path):
 
 
 def edited_software_version(data: bytes, version: str | None) -> bytes:
-    from tests.support.orc_wire import Tail, set_field
+    from tests.support.orc_wire import Tail
 
     tail = Tail(data)
     if version is None:
-        tail.footer = [f for f in tail.footer if f[0] != 12]
+        tail.footer.ClearField("software_version")
     else:
-        set_field(tail.footer, 12, version.encode(), wire=2)
+        tail.footer.software_version = version.encode()
     return tail.build()
 
 
@@ -1110,34 +1101,26 @@ def test_mutated_files_never_crash_prune(fuzz_seeds, tmp_path):
 
 
 def _edited(data: bytes, *, writer=None, writer_version=None) -> bytes:
-    from tests.support.orc_wire import Tail, set_field
+    from tests.support.orc_wire import Tail
 
     tail = Tail(data)
     if writer is not None:
-        set_field(tail.footer, 9, writer)
+        tail.footer.writer = writer
     if writer_version is not None:
-        set_field(tail.ps, 6, writer_version)
+        tail.ps.writer_version = writer_version
     return tail.build()
 
 
 def _without_bloom_encoding(data: bytes) -> bytes:
     """An uncompressed file whose column encodings say bloom_encoding 0 (same size)."""
-    from tests.support.orc_wire import encode, fields, set_field
+    from tests.support.orc_wire import stripe_footer_edit
 
-    f = read_orc(data)
-    out = bytearray(data)
-    for s in f.stripes:
-        raw = data[s.footer_offset : s.footer_offset + s.footer_length]
-        sf = fields(raw)
-        for fl in sf:
-            if fl[0] == 2 and any(x[0] == 3 for x in fields(fl[2])):
-                enc = fields(fl[2])
-                set_field(enc, 3, 0)
-                fl[2] = encode(enc)
-        new = encode(sf)
-        assert len(new) == len(raw)
-        out[s.footer_offset : s.footer_offset + s.footer_length] = new
-    return bytes(out)
+    def edit(sf) -> None:
+        for enc in sf.columns:
+            if enc.HasField("bloom_encoding"):
+                enc.bloom_encoding = 0
+
+    return stripe_footer_edit(data, edit)
 
 
 def test_writer_ids_versions_and_bloom_encodings(tmp_path):

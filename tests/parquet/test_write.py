@@ -381,6 +381,31 @@ def test_many_row_groups(tmp_path):
     assert_filters_exact(src, result)
 
 
+def test_adding_filters_without_progress_bar_never_waits_for_tqdm(tmp_path):
+    """With progress off, adding filters never touches tqdm (issue 18): a disabled tqdm bar
+    still takes tqdm's write lock, shared with every process forked after its first use,
+    which a process killed while holding it keeps held for ever. Another thread holds it."""
+    import threading
+
+    from tqdm import tqdm
+
+    src = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"k": pa.array(np.arange(3000) % 700, pa.int64())}), src)
+    lock, results = tqdm.get_lock(), []
+    worker = threading.Thread(
+        target=lambda: results.append(add_bloom_filters(src, progress=False)), daemon=True
+    )
+    lock.acquire()
+    try:
+        worker.start()
+        worker.join(120)
+        assert not worker.is_alive(), "adding filters without progress waited for tqdm's lock"
+    finally:
+        lock.release()
+    worker.join(120)
+    assert_filters_exact(src, results[0])
+
+
 def test_int96_timestamps_outside_the_nanosecond_range(tmp_path):
     """pyarrow reads INT96 as wrapped nanoseconds outside 1677..2262: hashes stay exact."""
     stamps = [

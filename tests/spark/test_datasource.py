@@ -241,7 +241,7 @@ def test_files_added_rewritten_deleted(ds, tmp_path):
     assert r["zones_candidate"] == 1 and r["files_skipped"] == 1
     assert r["read_in_full"] == {"changed since indexing": 1, "not indexed": 1}
     r = _report(tmp_path / "r1.json")  # 3 was in the deleted file, the others are new
-    assert r["files_candidate"] == 2 and r["skipped_reasons"] == {"file filter": 2}
+    assert r["files_candidate"] == 2 and r["skipped_reasons"] == {"every zone ruled out": 2}
 
 
 @pytest.mark.spark
@@ -498,7 +498,14 @@ def test_fallbacks_and_typed_errors(lake, tmp_path):
     bad = tmp_path / "bad"
     shutil.copytree(idx, bad)
     (manifest,) = os.listdir(bad / "_manifests")
-    for body in ["[]", '{"format": "bloomskip.zone-index", "format_version": 1}', "\x00" * 9]:
+    good = _report(os.path.join(idx, "_manifests", manifest))
+    not_an_object = json.dumps(good | {"source": []})
+    for body in [
+        "[]",
+        '{"format": "bloomskip.zone-index", "format_version": 1}',
+        "\x00" * 9,
+        not_an_object,
+    ]:
         with open(bad / "_manifests" / manifest, "w") as fh:
             fh.write(body)
         with pytest.raises(BloomskipError):
@@ -506,9 +513,8 @@ def test_fallbacks_and_typed_errors(lake, tmp_path):
         _, parts = _plan(str(bad), schema, [sds.EqualTo(("k",), 3)], root)
         assert len(parts) == FILES and all(p.zones is None for p in parts)
     # a manifest that parses but whose source or tables are nonsense
-    good = _report(os.path.join(idx, "_manifests", manifest))
     frags = os.path.join(bad, good["fragments"])
-    for source in [[], {"filesystem": "local"}, {"filesystem": "zz", "uri": "zz://x"}, None]:
+    for source in [{"filesystem": "local"}, {"filesystem": "zz", "uri": "zz://x"}, None]:
         body = good | ({"source": source} if source is not None else {})
         with open(bad / "_manifests" / manifest, "w") as fh:
             json.dump(body, fh)

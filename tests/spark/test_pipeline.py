@@ -41,6 +41,7 @@ from bloomskip.spark import (
     refresh_index,
 )
 from bloomskip.spark.wire import decode, encode
+from tests.support.index_dump import assert_same_index, index_tables
 
 pytestmark = pytest.mark.spark
 
@@ -78,21 +79,11 @@ def lake(tmp_path):
 
 
 def _index_tables(path: Path) -> dict[str, pa.Table]:
-    """Every table of the latest version, by role (names differ between builds)."""
-    m = store.read_manifest(str(path))
-    out = {"fragments": store.read_table(str(path), m.fragments).drop_columns([])}
-    for name, col in m.columns.items():
-        for j, seg in enumerate(col.segments):
-            out[f"{name}/{j}/zones"] = store.read_table(str(path), seg.zones)
-            out[f"{name}/{j}/files"] = store.read_table(str(path), seg.files)
-    return out
+    return index_tables(path)
 
 
 def _assert_same_index(a: Path, b: Path) -> None:
-    ta, tb = _index_tables(a), _index_tables(b)
-    assert ta.keys() == tb.keys()
-    for role in ta:
-        assert ta[role].equals(tb[role], check_metadata=True), role
+    assert_same_index(a, b)
 
 
 def _rows(df) -> list:
@@ -208,10 +199,10 @@ _KILLED_TASK = textwrap.dedent(
     lake, out, marks = sys.argv[1], sys.argv[2], sys.argv[3]
 
     def kill_once(task, attempt, done):
-        # The first attempt of every task dies (the Python worker exits) after handing
-        # Spark the rows of its first file: Spark must retry it and keep one attempt.
+        # The first attempt of every task dies (the Python worker exits) after writing
+        # its parts and handing Spark its result: Spark must retry it and keep one attempt.
         mark = os.path.join(marks, f"task-{task}")
-        if attempt == 0 and done == 1 and not os.path.exists(mark):
+        if attempt == 0 and not os.path.exists(mark):
             open(mark, "w").close()
             os._exit(137)
 
@@ -247,36 +238,40 @@ def test_a_killed_task_retried_by_spark_leaves_no_duplicate_or_missing_zone(lake
     assert len(keys) == len(set(keys))
 
 
-def test_task_rows_that_do_not_make_one_whole_file_leave_it_unindexed(lake):
-    """What the driver does if a task's rows were ever duplicated or cut short."""
+def test_task_output_that_does_not_make_one_whole_file_leaves_it_unindexed(lake):
+    """What the driver does if a task's output were ever wrong or missing."""
+    from dataclasses import replace
+
+    import numpy as np
+
     from bloomskip.index.layout import Zoning
-    from bloomskip.index.zones import index_file
+    from bloomskip.index.parts import run_task
+    from bloomskip.index.storage import open_storage
     from bloomskip.sources import resolve
 
     src = resolve(lake)
     files = src.list()[:2]
     index.build(lake, ["k"], lake.parent / "i", zone_rows=256)
     col = index.open(lake.parent / "i").columns["k"]
-    zoning = Zoning(256, "rows")
-    batches = [
-        b
-        for pos, f in enumerate(files)
-        for b in encode(index_file(src, f, [col], zoning), pos, ["k"])
-    ]
-    whole = pa.Table.from_batches(batches)
-    good = decode(whole, files, ["k"])
-    assert [fz.error for fz in good] == [None, None]
-    doubled = decode(pa.concat_tables([whole, pa.Table.from_batches(batches[-1:])]), files, ["k"])
-    assert doubled[0].error is None and "duplicated or missing" in doubled[1].error
-    one_zone_lost = whole.filter(
-        pa.compute.invert(
-            pa.compute.and_(pa.compute.equal(whole["file"], 0), pa.compute.equal(whole["zone"], 1))
-        )
-    )
-    assert "duplicated or missing" in decode(one_zone_lost, files, ["k"])[0].error
-    assert decode(whole.filter(pa.compute.equal(whole["file"], 1)), files, ["k"])[0].error == (
-        "its Spark task returned nothing"
-    )
+    planned = [(f, 100 + i) for i, f in enumerate(files)]
+    result = run_task(open_storage(lake.parent / "i"), src, planned, [col], Zoning(256, "rows"))
+    whole = pa.Table.from_batches([encode(0, result)])
+    (good,) = decode(whole, [planned])
+    assert [r.error for r in good.files] == [None, None]
+    part = result.columns["k"]
+    drop = np.ones(part.keys.shape[0], bool)
+    drop[1] = False  # one zone of the first file lost
+    lost = replace(
+        result,
+        columns={"k": replace(part, fragment=part.fragment[drop], keys=part.keys[drop],
+                              lengths=part.lengths[drop], flags=part.flags[drop])},
+    )  # fmt: skip
+    (bad,) = decode(pa.Table.from_batches([encode(0, lost)]), [planned])
+    assert "zones do not cover" in bad.files[0].error and bad.files[1].error is None
+    elsewhere = [(f, fid + 50) for f, fid in planned]  # the result names other files
+    other, nothing = decode(whole, [elsewhere, planned])  # task 1 returned nothing
+    assert "not the files it was given" in other.files[0].error
+    assert nothing.files[0].error == "its Spark task returned nothing"
 
 
 # --------------------------------------------------------------------------- reading
@@ -307,7 +302,8 @@ def test_read_equals_plain_spark_and_opens_only_candidate_files(spark, lake, tmp
         assert _scan_files(plan.df) == plan.files_read, q
     point = plan_read(spark, lake, tmp_path / "idx", "k = 30005")
     assert (point.files_total, point.files_read) == (8, 1)
-    assert point.skip_reasons == {"file filter": 7} and point.read_reasons == {"zones may match": 1}
+    assert point.skip_reasons == {"every zone ruled out": 7}
+    assert point.read_reasons == {"zones may match": 1}
     assert point.bytes_skipped > 0 and point.bytes_read + point.bytes_skipped == point.bytes_total
     assert "reading 1 of 8 files" in point.summary()
     absent = plan_read(spark, lake, tmp_path / "idx", "k = -1")
@@ -360,7 +356,8 @@ def test_without_a_usable_index_every_file_is_read_and_the_plan_says_why(spark, 
     _write(other / "o.parquet", _table(0, 10), 0)
     index.build(other, ["k"], tmp_path / "oidx")
     plan = plan_read(spark, lake, tmp_path / "oidx", "k = 30005")
-    assert plan.files_skipped == 0 and "no file Spark lists is known" in plan.notes[-1]
+    assert plan.files_skipped == 0 and "the index covers" in plan.notes[-1]
+    assert _rows(plan.df) == _rows(plain.where("k = 30005"))
     build_index(spark, lake, ["k"], tmp_path / "idx")
     with pytest.raises(Exception, match=r"PARSE_SYNTAX_ERROR"):  # Spark's own error
         plan_read(spark, lake, tmp_path / "idx", "k = 1 AND (")
@@ -529,3 +526,44 @@ def test_an_open_lake_infers_the_schema_once_and_lists_files_every_query(spark, 
         assert _rows(plan.df) == plain(q), q
     assert opened.schema is schema and "day" in schema.fieldNames()
     assert opened.plan("k = 190007").read_reasons == {"not indexed": 1}
+
+
+_SMALL_RESULTS = textwrap.dedent(
+    """
+    import json, sys
+    from bloomskip import index
+    from bloomskip.spark import build_index, local_session
+
+    lake, out = sys.argv[1], sys.argv[2]
+    spark = local_session("local[2]", conf={"spark.driver.maxResultSize": "16m"})
+    # 1 MiB per zone (Putze sizing for 65,536 values at 1e-6), one zone per file:
+    # 40 MiB of filters, which a build collecting them would refuse (> 16 MiB).
+    rep = build_index(spark, lake, ["k"], out, zone_rows=65536, fpp=1e-6)
+    st = index.open(out).status()["columns"]["k"]
+    print(json.dumps({"failed": rep.failed, "filter_bytes": st["zone_filter_bytes"]}))
+    spark.stop()
+    """
+)
+
+
+def test_a_spark_build_never_collects_filters_on_the_driver(tmp_path):
+    """``spark.driver.maxResultSize=16m`` and 40 MiB of filters: the build succeeds, since
+    tasks write their zones and return only small facts."""
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    for i in range(40):
+        _write(lake / f"p{i:02d}.parquet", _table(i, 300), i)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    run = subprocess.run(
+        [sys.executable, "-c", _SMALL_RESULTS, str(lake), str(tmp_path / "idx")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["failed"] == [] and out["filter_bytes"] >= 40 << 20
+    ix = index.open(tmp_path / "idx")
+    assert ix.query("k = 50003").paths == [str(lake / "p05.parquet")]
+    assert_same_index(tmp_path / "idx", tmp_path / "idx")  # the serving layout holds them

@@ -1,13 +1,27 @@
-"""ORC wire helpers for tests: protobuf fields written and edited by hand, stored-chunk
-framing, a file split around its tail, and the seeded mutations of the fuzz tests."""
+"""ORC wire helpers for tests: ORC's messages read and edited through bloomskip's generated
+protobuf classes (:mod:`bloomskip.orc.messages_pb2`), raw protobuf fields for the tests
+where the raw bytes are the point, stored-chunk framing, a file split around its tail, and
+the seeded mutations of the fuzz tests."""
 
 from __future__ import annotations
 
 import random
 import zlib
+from typing import TypeVar
 
-from bloomskip.orc import proto, read_orc
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
+from bloomskip.orc import messages_pb2 as pb
+from bloomskip.orc import read_orc
 from bloomskip.orc.compression import NONE, decompress
+
+M = TypeVar("M", bound=Message)
+
+# ----------------------------------------------------------------------- raw protobuf
+
+# Wire types (protobuf "Encoding" guide).
+VARINT, I64, LEN, SGROUP, EGROUP, I32 = range(6)
 
 
 def uvarint(n: int) -> bytes:
@@ -27,44 +41,25 @@ def tag(number: int, wire: int) -> bytes:
 
 
 def vfield(number: int, value: int) -> bytes:
-    return tag(number, 0) + uvarint(value)
+    return tag(number, VARINT) + uvarint(value)
 
 
 def lfield(number: int, payload: bytes) -> bytes:
-    return tag(number, 2) + uvarint(len(payload)) + payload
+    return tag(number, LEN) + uvarint(len(payload)) + payload
 
 
-def fields(buf: bytes) -> list[list]:
-    """A message as [number, wire, value] (bytes for length-delimited, else int)."""
-    return [
-        [n, w, buf[a:b] if w == proto.LEN else a]
-        for n, w, a, b in proto.iter_fields(buf, 0, len(buf), "test")
-    ]
+def zigzag(n: int) -> int:
+    """The wire value of a ``sint64``."""
+    return (n << 1) ^ (n >> 63)
 
 
-def encode(fs: list[list]) -> bytes:
-    out = bytearray()
-    for n, w, v in fs:
-        out += tag(n, w)
-        if w == proto.VARINT:
-            out += uvarint(v)
-        elif w == proto.LEN:
-            out += uvarint(len(v)) + v
-        elif w == proto.I64:
-            out += v.to_bytes(8, "little")
-        else:
-            out += v.to_bytes(4, "little")
-    return bytes(out)
+# -------------------------------------------------------------------------- messages
 
 
-def set_field(fs: list[list], number: int, value, wire: int = proto.VARINT) -> None:
-    """Replace every occurrence of field ``number`` by one (appended if absent)."""
-    kept = [f for f in fs if f[0] != number]
-    fs[:] = [*kept, [number, wire, value]]
-
-
-def occurrences(fs: list[list], number: int) -> list[list]:
-    return [f for f in fs if f[0] == number]
+def parse(message: type[M], raw: bytes) -> M:
+    m = message()
+    m.ParseFromString(raw)
+    return m
 
 
 def frame_original(data: bytes, block: int) -> bytes:
@@ -85,40 +80,47 @@ def frame_deflate(data: bytes, block: int) -> bytes:
     return bytes(out)
 
 
+def stripe_footer_edit(data: bytes, edit, stripes: range | None = None) -> bytes:
+    """An uncompressed file with stripe footers edited in place (``edit`` changes a
+    ``StripeFooter`` message); each must keep its length, so nothing moves."""
+    f = read_orc(data)
+    out = bytearray(data)
+    for s in f.stripes if stripes is None else [f.stripes[i] for i in stripes]:
+        raw = data[s.footer_offset : s.footer_offset + s.footer_length]
+        sf = parse(pb.StripeFooter, raw)
+        edit(sf)
+        new = sf.SerializeToString()
+        assert len(new) == len(raw), "the edit changed the stripe footer's length"
+        out[s.footer_offset : s.footer_offset + s.footer_length] = new
+    return bytes(out)
+
+
 class Tail:
-    """A file split around its footer, for edits of the PostScript and the Footer."""
+    """A file split around its footer, for edits of the PostScript and the Footer
+    (``tail.ps`` and ``tail.footer`` are messages; :meth:`build` puts the file together)."""
 
     def __init__(self, data: bytes) -> None:
         f = read_orc(data, name="seed")
         ps_len = data[-1]
-        self.ps = fields(data[-1 - ps_len : -1])
+        self.ps = parse(pb.PostScript, data[-1 - ps_len : -1])
         self.footer_start = len(data) - 1 - ps_len - f.postscript.footer_length
         self.body = data[: self.footer_start]
-        self.footer = fields(
-            decompress(data[self.footer_start : -1 - ps_len], f.compression, name="seed")
-        )
+        raw = decompress(data[self.footer_start : -1 - ps_len], f.compression, name="seed")
+        self.footer = parse(pb.Footer, raw)
         self.compression = f.compression
 
     def build(self, *, footer: bytes | None = None, frame: bool = True) -> bytes:
-        raw = encode(self.footer) if footer is None else footer
+        raw = self.footer.SerializeToString() if footer is None else footer
         if frame and self.compression.kind != NONE:
             raw = frame_original(raw, self.compression.block_size)
-        ps = list(self.ps)
-        set_field(ps, 1, len(raw))
-        ps_raw = encode(ps)
+        ps = pb.PostScript()
+        ps.CopyFrom(self.ps)
+        ps.footer_length = len(raw)
+        ps_raw = ps.SerializeToString()
         return self.body + raw + ps_raw + bytes([len(ps_raw)])
 
-    def stripe(self, i: int) -> list[list]:
-        return fields(occurrences(self.footer, 3)[i][2])
 
-    def set_stripe(self, i: int, stripe: list[list]) -> None:
-        n = 0
-        for f in self.footer:
-            if f[0] == 3:
-                if n == i:
-                    f[2] = encode(stripe)
-                n += 1
-
+# ----------------------------------------------------------------------------- fuzz
 
 INTERESTING = (0x00, 0x01, 0x7F, 0x80, 0xFF, 0x08, 0x0A, 0x12)
 INSERTS = (
@@ -128,12 +130,6 @@ INSERTS = (
     b"\x12\x80\x80\x80\x01",  # packed field of 2 MiB
     b"\x01\x00\x00",  # a stored chunk of 0 bytes
 )
-
-
-#: Which length-delimited fields are messages, per message (for structural edits).
-STATS_SCHEMA = {2: {}, 3: {}, 4: {}, 5: {}, 6: {}, 7: {}, 8: {}, 9: {}, 12: {}}
-FOOTER_SCHEMA = {3: {}, 4: {7: {}}, 7: STATS_SCHEMA}
-STRIPE_FOOTER_SCHEMA = {1: {}, 2: {}}
 INTERESTING_INTS = (
     0,
     1,
@@ -153,33 +149,37 @@ INTERESTING_INTS = (
     2**63,
     2**64 - 1,
 )
+_U32 = (1 << 32) - 1
+_U64 = (1 << 64) - 1
+#: A varint's value on the wire -> the field's value, per integer field type.
+_FROM_WIRE = {
+    FieldDescriptor.TYPE_UINT64: lambda v: v & _U64,
+    FieldDescriptor.TYPE_UINT32: lambda v: v & _U32,
+    FieldDescriptor.TYPE_INT32: lambda v: (v & _U32) - ((v & (1 << 31)) << 1),
+    FieldDescriptor.TYPE_SINT64: lambda v: ((v & _U64) >> 1) ^ -(v & 1),
+    FieldDescriptor.TYPE_SINT32: lambda v: ((v & _U32) >> 1) ^ -(v & 1),
+    FieldDescriptor.TYPE_BOOL: lambda v: v != 0,
+}
 
 
-def tree(buf: bytes, schema: dict) -> list[list]:
-    """A message as [number, wire, value], message-valued fields parsed recursively."""
-    out = fields(buf)
-    for f in out:
-        if f[1] == proto.LEN and f[0] in schema:
-            f[2] = tree(f[2], schema[f[0]])
-    return out
-
-
-def encode_tree(fs: list[list]) -> bytes:
-    return encode([[n, w, encode_tree(v) if isinstance(v, list) else v] for n, w, v in fs])
-
-
-def varints(fs: list[list], out: list) -> list:
-    for f in fs:
-        if f[1] == proto.VARINT:
-            out.append((fs, f))
-        elif isinstance(f[2], list):
-            varints(f[2], out)
+def varints(m: Message, out: list) -> list:
+    """Every varint value in ``m`` and its sub-messages, as ``(message, field, index)``
+    (index None for a singular field)."""
+    for fd, value in m.ListFields():
+        if fd.message_type is not None:
+            for sub in value if fd.is_repeated else [value]:
+                varints(sub, out)
+        elif fd.type in _FROM_WIRE:
+            if fd.is_repeated:
+                out.extend((m, fd, j) for j in range(len(value)))
+            else:
+                out.append((m, fd, None))
     return out
 
 
 class Seed:
     """A seed file, with what its mutations need: byte ranges worth changing, and its
-    PostScript, Footer and stripe footers as trees for structural edits."""
+    PostScript, Footer and stripe footers as messages for structural edits."""
 
     def __init__(self, data: bytes) -> None:
         self.data = data
@@ -194,10 +194,11 @@ class Seed:
                 if st.kind in (6, 7, 8):
                     self.spans.append((st.offset, st.offset + min(st.length, 64)))
             raw = data[s.footer_offset : s.footer_offset + s.footer_length]
-            self.stripe_footers.append(decompress(raw, f.compression, name="seed"))
-        self.ps = fields(data[-1 - ps_len : -1])
+            sf = decompress(raw, f.compression, name="seed")
+            self.stripe_footers.append(parse(pb.StripeFooter, sf))
+        self.ps = parse(pb.PostScript, data[-1 - ps_len : -1])
         footer_raw = data[self.footer_start : -1 - ps_len]
-        self.footer = decompress(footer_raw, f.compression, name="seed")
+        self.footer = parse(pb.Footer, decompress(footer_raw, f.compression, name="seed"))
         self.block = f.compression.block_size
         self.compressed = f.compression.kind != NONE
         self.stripes = f.stripes
@@ -207,51 +208,63 @@ class Seed:
 
     def edited(self, rng: random.Random) -> bytes:
         """The file with one integer of its footer, PostScript or a stripe footer changed
-        (or a field dropped or repeated); lengths and offsets kept consistent."""
+        (or a value dropped or repeated); lengths and offsets kept consistent."""
         body = self.data[: self.footer_start]
-        footer = tree(self.footer, FOOTER_SCHEMA)
-        ps = [list(f) for f in self.ps]
+        footer = pb.Footer()
+        footer.CopyFrom(self.footer)
+        ps = pb.PostScript()
+        ps.CopyFrom(self.ps)
         where = rng.random()
+        target: Message | None
         if where < 0.2:
             target = ps
         elif where < 0.6 or not self.stripes:
             target = footer
         else:  # a stripe footer: splice it in, moving the stripes after it
             i = rng.randrange(len(self.stripes))
-            sf = tree(self.stripe_footers[i], STRIPE_FOOTER_SCHEMA)
+            sf = pb.StripeFooter()
+            sf.CopyFrom(self.stripe_footers[i])
             _edit(sf, rng, len(self.data))
-            raw = self.frame(encode_tree(sf))
+            raw = self.frame(sf.SerializeToString())
             s = self.stripes[i]
             delta = len(raw) - s.footer_length
             body = body[: s.footer_offset] + raw + body[s.footer_offset + s.footer_length :]
-            infos = [f for f in footer if f[0] == 3]
-            for j, info in enumerate(infos):
+            for j, info in enumerate(footer.stripes):
                 if j == i:
-                    set_field(info[2], 4, len(raw))
+                    info.footer_length = len(raw)
                 elif j > i:
-                    set_field(info[2], 1, self.stripes[j].offset + delta)
+                    info.offset = self.stripes[j].offset + delta
             target = None
         if target is not None:
             _edit(target, rng, len(self.data))
-        footer_raw = self.frame(encode_tree(footer))
+        footer_raw = self.frame(footer.SerializeToString())
         if target is not ps or rng.random() < 0.7:
-            set_field(ps, 1, len(footer_raw))
-        ps_raw = encode(ps)
+            ps.footer_length = len(footer_raw)
+        ps_raw = ps.SerializeToString()
         return body + footer_raw + ps_raw + bytes([len(ps_raw) & 0xFF])
 
 
-def _edit(fs: list[list], rng: random.Random, size: int) -> None:
-    slots = varints(fs, [])
+def _edit(m: Message, rng: random.Random, size: int) -> None:
+    slots = varints(m, [])
     if not slots:
         return
-    parent, f = rng.choice(slots)
+    parent, fd, j = rng.choice(slots)
     k = rng.random()
-    if k < 0.1:
-        parent.remove(f)
-    elif k < 0.2:
-        parent.append(list(f))
-    else:
-        f[2] = rng.choice((*INTERESTING_INTS, size, size - 3, rng.randrange(size + 8)))
+    if k < 0.1:  # drop the value
+        if j is None:
+            parent.ClearField(fd.name)
+        else:
+            del getattr(parent, fd.name)[j]
+    elif k < 0.2 and j is not None:  # repeat a value of a repeated field
+        values = getattr(parent, fd.name)
+        values.append(values[j])
+    else:  # the value a varint on the wire would carry, as the field reads it
+        wire = rng.choice((*INTERESTING_INTS, size, size - 3, rng.randrange(size + 8)))
+        v = _FROM_WIRE[fd.type](wire)
+        if j is None:
+            setattr(parent, fd.name, v)
+        else:
+            getattr(parent, fd.name)[j] = v
 
 
 def mutate(seed: Seed, rng: random.Random) -> bytes:

@@ -20,6 +20,13 @@ filters and a new footer are appended. Without DST the file is replaced atomical
 Answers nothing: it makes later lookups (prune, probe, Spark, DuckDB, pyarrow) skip
 row groups.
 
+Sizing: --policy parquet (default) is the formula of parquet-java, arrow-rs, Arrow C++
+and DuckDB, which can miss the target FPP a little; --policy putze always meets it.
+--ndv auto skips counting the distinct values: each filter is built for as many as the
+largest row group has rows, then folded down to the target FPP, as arrow-rs and Arrow
+C++ do (their filters, byte for byte); --ndv N builds for N instead. The distinct
+counts reported are then estimates.
+
 Columns that already have filters are kept unless --replace; BOOLEAN columns never get
 one (no reader uses them)."""
 
@@ -28,6 +35,8 @@ EPILOG = (
 examples:
   bloomskip add-bloom events.parquet --column user_id
   bloomskip add-bloom in.parquet out.parquet -c user_id -c sku --fpp 0.001
+  bloomskip add-bloom events.parquet -c user_id --policy putze
+  bloomskip add-bloom events.parquet -c user_id --ndv auto --fpp 0.05
   bloomskip add-bloom enc.parquet -c ssn --keys keys.json
 
 An encrypted file needs its footer key (the footer is encrypted or signed again)
@@ -59,6 +68,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a column to index, repeatable (default: every column a filter can serve)",
     )  # fmt: skip
     p.add_argument("--fpp", type=types.fpp, default=0.01, help="target FPP (default 0.01)")
+    p.add_argument(
+        "--policy", choices=("parquet", "putze"), default="parquet",
+        help="sizing: parquet (the writers' formula, default) or putze (meets the FPP)",
+    )  # fmt: skip
+    p.add_argument(
+        "--ndv", type=types.ndv_or_auto, default=None, metavar="auto|N",
+        help="build for N distinct values (auto: the largest row group's rows), then fold "
+        "to the FPP, instead of counting them (default: count)",
+    )  # fmt: skip
     p.add_argument("--replace", action="store_true", help="rebuild filters already there")
     p.add_argument("--progress", action="store_true", help="progress bar even without a TTY")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -75,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
         args.columns,
         args.fpp,
         replace=args.replace,
+        policy=args.policy,
+        ndv=args.ndv,
         progress=args.progress or sys.stderr.isatty(),
         decryption=decryption(args),
     )

@@ -9,9 +9,12 @@ socket is refused before anything could block reading it.
 * numbers - :func:`fpp` (within :data:`bloomskip.sbbf.sizing.MIN_FPP` ..
   :data:`~bloomskip.sbbf.sizing.MAX_FPP`), :func:`probability`, :func:`count` (``2e6``,
   ``20_000_000``; exact, bounded), and the counts built from it (:data:`NDV`,
-  :data:`THREADS`, :data:`ZONE_ROWS`, :data:`KEEP`, ...);
-* values - :func:`hash_value` (per ``hash --type``), :func:`stages`, :func:`spark_master`,
-  :func:`utf8_text`, key options (:func:`hex_key`, :func:`column_key`, :func:`master_key`);
+  :data:`THREADS`, :data:`ZONE_ROWS`, :data:`KEEP`, ...), :func:`ndv_or_auto`,
+  :data:`PRECISION`, :data:`SCALE`;
+* values - :func:`hash_value` (per ``hash --type``, with :func:`timestamp_value`,
+  :func:`time_value`, :func:`decimal_value`), :func:`physical_spec` (``hash --physical``),
+  :func:`stages`, :func:`spark_master`, :func:`utf8_text`, key options (:func:`hex_key`,
+  :func:`column_key`, :func:`master_key`);
 * paths - :func:`data_file`, :func:`data_file_or_dataset`, :func:`source`,
   :func:`index_dir`, :func:`new_index_dir`, :func:`output_file`, :func:`work_dir`.
 """
@@ -26,8 +29,9 @@ import math
 import os
 import re
 import stat
+import uuid
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 
 from bloomskip.sbbf.sizing import MAX_FPP, MAX_NDV, MIN_FPP
 
@@ -97,6 +101,20 @@ ROWS = count(1, 10**12, "row count")
 REPEAT = count(1, 1000, "repeat count")
 #: ``demo --sbbf --n``: 8 bytes a key, a few copies at once - bounded memory.
 SBBF_KEYS = count(1, 100_000_000, "key count")
+#: ``hash --precision/--scale``: Arrow's decimal128 and decimal256 reach 76 digits.
+PRECISION = count(1, 76, "decimal precision")
+SCALE = count(0, 76, "decimal scale")
+
+
+def ndv_or_auto(text: str) -> int | str:
+    """``add-bloom --ndv``: ``auto`` (the largest row group's row count) or a distinct count."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return NDV(text)
+    except Bad as e:
+        raise Bad(f"{e}; or 'auto' (build for the largest row group, then fold)") from None
+
 
 # ----------------------------------------------------------------------------- values
 
@@ -110,6 +128,121 @@ _INT_RANGES = {
 _TRUE = ("true", "t", "yes", "1")
 _FALSE = ("false", "f", "no", "0")
 _FLOAT32_MAX = 3.4028234663852886e38
+_FLOAT16_MAX = 65504.0
+#: Units of ``hash --unit``, and how many of each make a second.
+UNITS = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+_INT64 = (-(2**63), 2**63 - 1)
+_TIMESTAMP = re.compile(
+    r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"
+    r"(Z|[+-]\d{2}:\d{2})?"
+)
+_TIME = re.compile(r"(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?")
+
+
+def _fraction(digits: str | None, unit: str, text: str) -> int:
+    """The fraction of a second ``.digits`` in ``unit``s; refuses what the unit cannot hold."""
+    digits = digits or ""
+    per_second = UNITS[unit]
+    places = len(str(per_second)) - 1
+    if digits[places:].strip("0"):
+        raise Bad(f"{text!r} is finer than the unit {unit}; the column cannot hold it")
+    return int((digits[:places] or "0").ljust(places, "0")) if places else 0
+
+
+def timestamp_value(unit: str) -> Callable[[str], int]:
+    """``hash --type timestamp``: ISO 8601 text (``2024-01-31``, ``2024-01-31T12:00:00.5``,
+    ``...Z``, ``...+02:00``) to the count of ``unit`` since 1970-01-01 UTC, exactly."""
+
+    def parse(text: str) -> int:
+        m = _TIMESTAMP.fullmatch(text.strip())
+        if not m:
+            raise Bad(
+                f"not a timestamp: {text!r} (use YYYY-MM-DD[THH:MM[:SS[.fraction]]][Z|+HH:MM])"
+            )
+        day, hh, mm, ss, frac, zone = m.groups()
+        try:
+            days = (dt.date.fromisoformat(day) - dt.date(1970, 1, 1)).days
+        except ValueError:
+            raise Bad(f"not a timestamp: {text!r} ({day} is not a date)") from None
+        hours, minutes, seconds = int(hh or 0), int(mm or 0), int(ss or 0)
+        if hours > 23 or minutes > 59 or seconds > 59:
+            raise Bad(f"not a timestamp: {text!r} (the time of day is out of range)")
+        offset = 0
+        if zone and zone != "Z":
+            zh, zm = int(zone[1:3]), int(zone[4:6])
+            if zh > 23 or zm > 59:
+                raise Bad(f"not a timestamp: {text!r} (the offset is out of range)")
+            offset = (1 if zone[0] == "+" else -1) * (zh * 3600 + zm * 60)
+        total = days * 86_400 + hours * 3600 + minutes * 60 + seconds - offset
+        value = total * UNITS[unit] + _fraction(frac, unit, text)
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise Bad(f"{text} is out of range for a timestamp in {unit} (64 bits)")
+        return value
+
+    return parse
+
+
+def time_value(unit: str) -> Callable[[str], int]:
+    """``hash --type time``: ``HH:MM[:SS[.fraction]]`` to the count of ``unit`` since
+    midnight."""
+
+    def parse(text: str) -> int:
+        m = _TIME.fullmatch(text.strip())
+        if not m:
+            raise Bad(f"not a time of day: {text!r} (use HH:MM[:SS[.fraction]])")
+        hh, mm, ss, frac = m.groups()
+        hours, minutes, seconds = int(hh), int(mm), int(ss or 0)
+        if hours > 23 or minutes > 59 or seconds > 59:
+            raise Bad(f"not a time of day: {text!r} (out of range)")
+        return (hours * 3600 + minutes * 60 + seconds) * UNITS[unit] + _fraction(frac, unit, text)
+
+    return parse
+
+
+def decimal_value(precision: int, scale: int) -> Callable[[str], Decimal]:
+    """``hash --type decimal``: a number a DECIMAL(precision, scale) column holds exactly."""
+
+    def parse(text: str) -> Decimal:
+        try:
+            value = Decimal(text.strip().replace("_", ""))
+        except (InvalidOperation, ValueError):
+            raise Bad(f"not a decimal number: {text!r}") from None
+        if not value.is_finite():
+            raise Bad(f"not a decimal number: {text!r}")
+        if abs(value.adjusted()) > 200:  # before any arithmetic: 1e999999999 stays cheap
+            raise Bad(f"{text} does not fit DECIMAL({precision},{scale})")
+        with localcontext(prec=500):
+            exact = value.quantize(Decimal(1).scaleb(-scale))
+            if exact != value:
+                raise Bad(f"{text} has more than {scale} digits after the point")
+            if abs(exact.scaleb(scale)) >= Decimal(10) ** precision:
+                raise Bad(f"{text} does not fit DECIMAL({precision},{scale})")
+        return exact
+
+    return parse
+
+
+_PHYSICAL_NAMES = {
+    "BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
+    "FIXED_LEN_BYTE_ARRAY", "FLBA",
+}  # fmt: skip
+
+
+def physical_spec(text: str) -> tuple[str, int | None]:
+    """``hash --physical``: a Parquet physical type, ``FIXED_LEN_BYTE_ARRAY:N`` (or
+    ``FLBA:N``) with its length; returns ``(type name, length or None)``."""
+    name, sep, length = text.strip().upper().partition(":")
+    if name not in _PHYSICAL_NAMES:
+        raise Bad(
+            f"not a Parquet physical type: {text!r} (use INT32, INT64, INT96, FLOAT, DOUBLE, "
+            "BYTE_ARRAY, BOOLEAN or FIXED_LEN_BYTE_ARRAY[:LENGTH])"
+        )
+    name = "FIXED_LEN_BYTE_ARRAY" if name == "FLBA" else name
+    if not sep:
+        return name, None
+    if name != "FIXED_LEN_BYTE_ARRAY":
+        raise Bad(f"{text!r}: only FIXED_LEN_BYTE_ARRAY takes a length")
+    return name, count(1, 2**31 - 1, "FIXED_LEN_BYTE_ARRAY length")(length)
 
 
 def _utf8(text: str, what: str) -> str:
@@ -120,8 +253,17 @@ def _utf8(text: str, what: str) -> str:
     return text
 
 
-def hash_value(type_name: str) -> Callable[[str], object]:
-    """The converter of ``hash --type type_name``: text to the Python value to hash."""
+def hash_value(
+    type_name: str, *, unit: str = "us", precision: int = 38, scale: int = 0
+) -> Callable[[str], object]:
+    """The converter of ``hash --type type_name``: text to the Python value to hash
+    (timestamps and times as their count of ``unit``)."""
+    if type_name == "timestamp":
+        return timestamp_value(unit)
+    if type_name == "time":
+        return time_value(unit)
+    if type_name == "decimal":
+        return decimal_value(precision, scale)
 
     def parse(text: str) -> object:
         if type_name in _INT_RANGES:
@@ -133,13 +275,15 @@ def hash_value(type_name: str) -> Callable[[str], object]:
             if not low <= value <= high:
                 raise Bad(f"{text} is out of range for {type_name} ({low:,} to {high:,})")
             return value
-        if type_name in ("float", "double"):
+        if type_name in ("float", "double", "float16"):
             try:
                 value = float(text)
             except ValueError:
                 raise Bad(f"not a number: {text!r} (nan and inf are numbers)") from None
             if type_name == "float" and math.isfinite(value) and abs(value) > _FLOAT32_MAX:
                 raise Bad(f"{text} is out of range for float (32-bit)")
+            if type_name == "float16" and math.isfinite(value) and abs(value) > _FLOAT16_MAX:
+                raise Bad(f"{text} is out of range for float16 (at most 65504)")
             return value
         if type_name == "bool":
             low = text.strip().lower()
@@ -156,6 +300,12 @@ def hash_value(type_name: str) -> Callable[[str], object]:
                 return bytes.fromhex(text)
             except ValueError:
                 raise Bad(f"not hexadecimal bytes: {text!r} (e.g. 00ff)") from None
+        if type_name == "uuid":
+            try:
+                return uuid.UUID(text.strip()).bytes
+            except ValueError:
+                example = "12345678-1234-5678-1234-567812345678"
+                raise Bad(f"not a UUID: {text!r} (e.g. {example})") from None
         return _utf8(text, "the value")
 
     return parse

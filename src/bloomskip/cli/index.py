@@ -3,7 +3,7 @@
 Each action parses, calls :mod:`bloomskip.index` (or :mod:`bloomskip.lance` for a Lance
 dataset), and prints the result's text or ``--json``. The wiring the index package must
 not know lives here: ``--spark MASTER`` starts the Spark session and hands its runner
-(:func:`bloomskip.spark.build.spark_runner`) to ``build``/``refresh``.
+(:class:`bloomskip.spark.build.SparkRunner`) to ``build``/``refresh``.
 """
 
 from __future__ import annotations
@@ -104,7 +104,12 @@ examples:
         help="parquet: hash PLAIN bytes of the physical type (default); arrow: as Lance "
         "(default for a Lance dataset)",
     )  # fmt: skip
-    b.add_argument("--no-file-filters", action="store_true", help="no per-file filters")
+    ff = b.add_mutually_exclusive_group()
+    ff.add_argument(
+        "--file-filters", action="store_true",
+        help="also keep one filter per file (off by default: a lookup reads a block per zone)",
+    )  # fmt: skip
+    ff.add_argument("--no-file-filters", action="store_true", help=argparse.SUPPRESS)
     b.add_argument(
         "--threads", metavar="N", type=types.THREADS, help="reader threads (default: CPU count)"
     )
@@ -115,12 +120,12 @@ examples:
 
 
 def _engine(args: argparse.Namespace):
-    """``index_files`` for Spark tasks with ``--spark MASTER``, else None (threads)."""
+    """The runner for Spark tasks with ``--spark MASTER``, else None (threads)."""
     if not args.spark:
         return None
     require_java("--spark")
     from bloomskip.spark import local_session
-    from bloomskip.spark.build import spark_runner
+    from bloomskip.spark.build import SparkRunner
 
     try:
         session = local_session(args.spark, app_name="bloomskip index")
@@ -131,7 +136,7 @@ def _engine(args: argparse.Namespace):
         why = next((x for x in lines if "Error" in x or "Exception" in x), "")
         why = (why or (lines[0] if lines else type(e).__name__)).lstrip(": ")
         raise SparkJobError(f"cannot start Spark on {args.spark}: {why[:500]}") from None
-    return spark_runner(session)
+    return SparkRunner(session)
 
 
 def _report(rep, as_json: bool) -> int:
@@ -154,11 +159,11 @@ def _build(args: argparse.Namespace) -> int:
         sizing=args.sizing,
         align=args.align,
         encoding=args.encoding,
-        file_filters=not args.no_file_filters,
+        file_filters=args.file_filters,
         threads=args.threads,
         progress=None if not args.json else False,
         overwrite=args.overwrite,
-        index_files=_engine(args),
+        runner=_engine(args),
     )
     return _report(rep, args.json)
 
@@ -196,7 +201,7 @@ def _refresh(args: argparse.Namespace) -> int:
         args.index,
         threads=args.threads,
         progress=None if not args.json else False,
-        index_files=_engine(args),
+        runner=_engine(args),
     )
     return _report(rep, args.json)
 

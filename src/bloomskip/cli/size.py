@@ -2,7 +2,8 @@
 
 Sizes under both policies of :mod:`bloomskip.sbbf.sizing` ("parquet": the classic formula
 of parquet-java, arrow-rs, Arrow C++ and DuckDB; "putze": the exact SBBF FPP, as Lance),
-with the false-positive rate each size really gives (Putze's formula).
+in bytes and 32-byte blocks (as arrow-rs's sizing table gives them), with the
+false-positive rate each size really gives (Putze's formula).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ false-positive probability, under both sizing policies:
            always meets the target
 
 and the false-positive rate each size really gives. Sizes are powers of two from
-32 B to 128 MiB."""
+32 B to 128 MiB, shown with their number of 32-byte blocks."""
 
 EPILOG = """\
 examples:
@@ -51,20 +52,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bloomskip.sbbf.sizing import POLICIES, num_bytes_for, putze_fpp
+    from bloomskip.sbbf.sizing import BLOCK_BYTES, POLICIES, num_bytes_for, putze_fpp
 
     ndv, fpp = args.ndv, args.fpp
     rows = []
     for policy in POLICIES:
         nb = num_bytes_for(ndv, fpp, policy)
-        rows.append({"policy": policy, "bytes": nb, "expected_fpp": putze_fpp(ndv, nb)})
+        rows.append(
+            {
+                "policy": policy,
+                "bytes": nb,
+                "blocks": nb // BLOCK_BYTES,
+                "expected_fpp": putze_fpp(ndv, nb),
+            }
+        )
     if args.json:
         emit_json({"ndv": ndv, "target_fpp": fpp, "sizes": rows})
         return 0
     lines = [f"ndv {ndv:,}, target fpp {fpp}"]
     for r in rows:
         lines.append(
-            f"  {r['policy']:8} {r['bytes']:>12,} B   expected fpp {r['expected_fpp']:.3g}"
+            f"  {r['policy']:8} {r['bytes']:>12,} B {r['blocks']:>10,} blocks   "
+            f"expected fpp {r['expected_fpp']:.3g}"
         )
     emit("\n".join(lines))
     return 0

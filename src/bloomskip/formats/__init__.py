@@ -66,7 +66,7 @@ def options_for(fmt: FileFormat, **options: Any) -> dict[str, Any]:
 
 
 def _names() -> str:
-    """"Parquet or ORC file", from the registry."""
+    """ "Parquet or ORC file", from the registry."""
     names = [f.name.capitalize() if f.name == "parquet" else f.name.upper() for f in FORMATS]
     return f"{', '.join(names[:-1])} or {names[-1]} file"
 

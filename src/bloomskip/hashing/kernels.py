@@ -19,8 +19,11 @@ rows that LLVM vectorizes (about 1.5-2.5x faster than one string at a time for
 16-36 byte strings in ``bench/sbbf.py``; same hashes).
 
 ``algo`` is :data:`XXHASH64` (the Parquet spec) or :data:`MURMUR3_X64_128` (the initial
-Parquet draft, low 64 bits of the 128-bit result). The scalar hash functions
-(``xxh64_*``, ``murmur3_bytes``) are also used, inlined, by the fused filter kernels.
+Parquet draft: the low 64 bits of the 128-bit result, with the seed
+:data:`~bloomskip.hashing.plain.MURMUR3_SEED` of the draft's two implementations,
+parquet-mr's first ``BlockSplitBloomFilter`` and parquet-cpp's). The scalar hash
+functions (``xxh64_*``, ``murmur3_bytes``) are also used, inlined, by the fused filter
+kernels.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from bloomskip._numba import KERNEL, load_u32, load_u64, prefetch_read
+from bloomskip.hashing.plain import MURMUR3_SEED
 
 #: Hash algorithm codes understood by the kernels.
 XXHASH64 = 0
@@ -61,7 +65,8 @@ _ROW_PREFETCH = 8
 
 
 @njit(inline="always")
-def _rotl(x, r):
+def rotl64(x, r):
+    """Rotate the uint64 ``x`` left by ``r`` bits (also used by ORC's Murmur3 ``hash64``)."""
     return (x << _U64(r)) | (x >> _U64(64 - r))
 
 
@@ -78,7 +83,7 @@ def _avalanche(h):
 @njit(inline="always")
 def _round(acc, lane):
     acc += lane * _P2
-    acc = _rotl(acc, 31)
+    acc = rotl64(acc, 31)
     return acc * _P1
 
 
@@ -93,7 +98,7 @@ def xxh64_u8(v):
     """xxHash64 of one byte."""
     h = _P5 + _U64(1)
     h ^= _U64(v) * _P5
-    h = _rotl(h, 11) * _P1
+    h = rotl64(h, 11) * _P1
     return _avalanche(h)
 
 
@@ -103,9 +108,9 @@ def xxh64_u16(v):
     h = _P5 + _U64(2)
     x = _U64(v)
     h ^= (x & _U64(0xFF)) * _P5
-    h = _rotl(h, 11) * _P1
+    h = rotl64(h, 11) * _P1
     h ^= (x >> _U64(8)) * _P5
-    h = _rotl(h, 11) * _P1
+    h = rotl64(h, 11) * _P1
     return _avalanche(h)
 
 
@@ -114,7 +119,7 @@ def xxh64_u32(v):
     """xxHash64 of four little-endian bytes."""
     h = _P5 + _U64(4)
     h ^= _U64(v) * _P1
-    h = _rotl(h, 23) * _P2 + _P3
+    h = rotl64(h, 23) * _P2 + _P3
     return _avalanche(h)
 
 
@@ -123,7 +128,7 @@ def xxh64_u64(v):
     """xxHash64 of eight little-endian bytes."""
     h = _P5 + _U64(8)
     h ^= _round(_U64(0), _U64(v))
-    h = _rotl(h, 27) * _P1 + _P4
+    h = rotl64(h, 27) * _P1 + _P4
     return _avalanche(h)
 
 
@@ -144,7 +149,7 @@ def xxh64_bytes(data, start, length):
             v3 = _round(v3, load_u64(data, p + 16))
             v4 = _round(v4, load_u64(data, p + 24))
             p += 32
-        h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
+        h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18)
         h = _merge_round(h, v1)
         h = _merge_round(h, v2)
         h = _merge_round(h, v3)
@@ -154,21 +159,22 @@ def xxh64_bytes(data, start, length):
     h += _U64(length)
     while p + 8 <= end:
         h ^= _round(_U64(0), load_u64(data, p))
-        h = _rotl(h, 27) * _P1 + _P4
+        h = rotl64(h, 27) * _P1 + _P4
         p += 8
     if p + 4 <= end:
         h ^= _U64(load_u32(data, p)) * _P1
-        h = _rotl(h, 23) * _P2 + _P3
+        h = rotl64(h, 23) * _P2 + _P3
         p += 4
     while p < end:
         h ^= _U64(data[p]) * _P5
-        h = _rotl(h, 11) * _P1
+        h = rotl64(h, 11) * _P1
         p += 1
     return _avalanche(h)
 
 
 @njit(inline="always")
-def _fmix64(k):
+def fmix64(k):
+    """MurmurHash3's 64-bit finalizer (also ORC's ``hash64``)."""
     k ^= k >> _U64(33)
     k *= _FM1
     k ^= k >> _U64(33)
@@ -178,53 +184,58 @@ def _fmix64(k):
 
 
 @njit(inline="always")
-def murmur3_bytes(data, start, length):
-    """Low 64 bits of MurmurHash3 x64_128 (seed 0) of ``data[start:start+length]``."""
-    h1 = _U64(0)
-    h2 = _U64(0)
+def murmur3_k1(k):
+    """MurmurHash3's mix of a block of the first lane (ORC's single-lane ``hash64`` mixes
+    every block so)."""
+    k *= _C1
+    k = rotl64(k, 31)
+    return k * _C2
+
+
+@njit(inline="always")
+def _murmur3_k2(k):
+    k *= _C2
+    k = rotl64(k, 33)
+    return k * _C1
+
+
+@njit(inline="always")
+def load_tail(data, p, n):
+    """The ``n`` (< 8) bytes at ``data[p:]`` as a little-endian, zero-extended uint64."""
+    k = _U64(0)
+    for i in range(n - 1, -1, -1):
+        k = (k << _U64(8)) | _U64(data[p + i])
+    return k
+
+
+@njit(inline="always")
+def murmur3_bytes(data, start, length, seed):
+    """Low 64 bits of MurmurHash3 x64_128 of ``data[start:start+length]`` (32-bit seed)."""
+    h1 = _U64(seed)
+    h2 = _U64(seed)
     p = start
     nblocks = length // 16
     for _ in range(nblocks):
-        k1 = load_u64(data, p)
-        k2 = load_u64(data, p + 8)
-        k1 *= _C1
-        k1 = _rotl(k1, 31)
-        k1 *= _C2
-        h1 ^= k1
-        h1 = _rotl(h1, 27)
+        h1 ^= murmur3_k1(load_u64(data, p))
+        h1 = rotl64(h1, 27)
         h1 += h2
         h1 = h1 * _U64(5) + _U64(0x52DCE729)
-        k2 *= _C2
-        k2 = _rotl(k2, 33)
-        k2 *= _C1
-        h2 ^= k2
-        h2 = _rotl(h2, 31)
+        h2 ^= _murmur3_k2(load_u64(data, p + 8))
+        h2 = rotl64(h2, 31)
         h2 += h1
         h2 = h2 * _U64(5) + _U64(0x38495AB5)
         p += 16
     tail = length & 15
     if tail > 8:
-        k2 = _U64(0)
-        for i in range(tail - 1, 7, -1):
-            k2 = (k2 << _U64(8)) | _U64(data[p + i])
-        k2 *= _C2
-        k2 = _rotl(k2, 33)
-        k2 *= _C1
-        h2 ^= k2
+        h2 ^= _murmur3_k2(load_tail(data, p + 8, tail - 8))
     if tail > 0:
-        k1 = _U64(0)
-        for i in range(min(tail, 8) - 1, -1, -1):
-            k1 = (k1 << _U64(8)) | _U64(data[p + i])
-        k1 *= _C1
-        k1 = _rotl(k1, 31)
-        k1 *= _C2
-        h1 ^= k1
+        h1 ^= murmur3_k1(load_u64(data, p) if tail >= 8 else load_tail(data, p, tail))
     h1 ^= _U64(length)
     h2 ^= _U64(length)
     h1 += h2
     h2 += h1
-    h1 = _fmix64(h1)
-    h2 = _fmix64(h2)
+    h1 = fmix64(h1)
+    h2 = fmix64(h2)
     h1 += h2
     return h1
 
@@ -252,7 +263,7 @@ def hash_bytes(data, start, length, algo):
     """The selected hash of ``data[start:start+length]``."""
     if algo == XXHASH64:
         return xxh64_bytes(data, start, length)
-    return murmur3_bytes(data, start, length)
+    return murmur3_bytes(data, start, length, MURMUR3_SEED)
 
 
 # --- row-parallel xxHash64 of equal-length strings ----------------------------------
@@ -346,7 +357,7 @@ def _xxh64_row_block(data, base, width, out, scratch):
             b = v2[i]
             c = v3[i]
             d = v4[i]
-            h = _rotl(a, 1) + _rotl(b, 7) + _rotl(c, 12) + _rotl(d, 18)
+            h = rotl64(a, 1) + rotl64(b, 7) + rotl64(c, 12) + rotl64(d, 18)
             h = _merge_round(h, a)
             h = _merge_round(h, b)
             h = _merge_round(h, c)
@@ -359,16 +370,16 @@ def _xxh64_row_block(data, base, width, out, scratch):
         col = t1 if j == 0 else (t2 if j == 1 else t3)
         for i in range(n):
             h = out[i] ^ _round(_U64(0), col[i])
-            out[i] = _rotl(h, 27) * _P1 + _P4
+            out[i] = rotl64(h, 27) * _P1 + _P4
     if has_u32:
         for i in range(n):
             h = out[i] ^ ((t4[i] & _U64(0xFFFFFFFF)) * _P1)
-            out[i] = _rotl(h, 23) * _P2 + _P3
+            out[i] = rotl64(h, 23) * _P2 + _P3
     for j in range(nbytes):
         shift = _U64(32 + 8 * j)
         for i in range(n):
             h = out[i] ^ (((t4[i] >> shift) & _U64(0xFF)) * _P5)
-            out[i] = _rotl(h, 11) * _P1
+            out[i] = rotl64(h, 11) * _P1
     for i in range(n):
         out[i] = _avalanche(out[i])
 

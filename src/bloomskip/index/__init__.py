@@ -5,23 +5,39 @@ Lance's bloom filter index.
 >>> index.build("lake/", ["user_id"], "lake.idx")            # doctest: +SKIP
 >>> index.open("lake.idx").query("user_id = 'u-42'").paths   # doctest: +SKIP
 
-Layers, data flowing one way:
+An index lives in a local directory or under an object-store prefix (``s3://``,
+``gs://``, ``az://``). Layers, data flowing one way:
 
-* :mod:`.sources` - listing a source and file identity (``pyarrow.fs``);
+* :mod:`.storage` - local directories and object stores behind one interface;
 * :mod:`.kernels` - building and probing many zone filters in one compiled call;
-* :mod:`.zones` - one file's zones (the per-file function Spark tasks run too);
-* :mod:`.layout` - tables, manifest and metadata on disk; :mod:`.store` - atomic commits;
-* :mod:`.build` - build and refresh with a thread pool; :mod:`.query` - answering predicates.
+* :mod:`.zones` - one file's zones; :mod:`.parts` - one task's files, written as parts;
+* :mod:`.serving` - zone filters block-major, so a lookup reads a block per zone;
+* :mod:`.segments` - a build's parts assembled into a segment (directory and slabs);
+* :mod:`.layout` - names, tables and manifests; :mod:`.store` - atomic commits, vacuum;
+* :mod:`.build` - build and refresh with a thread pool (or Spark: :mod:`bloomskip.spark`);
+* :mod:`.zonedata`, :mod:`.evidence`, :mod:`.query` - answering predicates.
 """
 
-from bloomskip.index.build import BuildReport, build, refresh
+import os
+
+from bloomskip.index import store as _store
+from bloomskip.index.build import BuildReport, LocalRunner, Runner, build, refresh
 from bloomskip.index.layout import DEFAULT_FPP, DEFAULT_ZONE_ROWS, ColumnIndex, Manifest, Zoning
 from bloomskip.index.query import FileCandidate, QueryResult, ZoneIndex, open_index
-from bloomskip.index.store import vacuum
+from bloomskip.index.storage import open_storage
 from bloomskip.index.zones import FileZones, index_file
 
 #: ``bloomskip.index.open(path)``, as the issue spells it.
 open = open_index
+
+
+def vacuum(
+    index_path: str | os.PathLike, *, keep_versions: int = 5, min_age_s: float = 3600.0
+) -> list[str]:
+    """Delete the index's old manifests and the objects no kept version uses (older than
+    ``min_age_s``): only names the index writes, never anything else in its root."""
+    return _store.vacuum(open_storage(index_path), keep_versions=keep_versions, min_age_s=min_age_s)
+
 
 __all__ = [
     "DEFAULT_FPP",
@@ -30,8 +46,10 @@ __all__ = [
     "ColumnIndex",
     "FileCandidate",
     "FileZones",
+    "LocalRunner",
     "Manifest",
     "QueryResult",
+    "Runner",
     "ZoneIndex",
     "Zoning",
     "build",

@@ -1,15 +1,22 @@
-"""Building and refreshing a zone index with the local engine (a thread pool).
+"""Building and refreshing a zone index, with a thread pool or Spark as the engine.
 
 :func:`build` creates an index, or adds columns to one; :func:`refresh` brings one up to
 date with its source. Both run the same plan:
 
 1. list the source; a file whose ``(path, size, mtime)`` the index already holds is left
    untouched (not even opened) unless a column is new to the index; new and changed
-   files are read and cut into zones (:func:`bloomskip.index.zones.index_file`, the
-   function Spark tasks run too); files no longer listed are dropped;
-2. write the new zones as one new *segment* per column, and a new fragment table;
-3. publish the next manifest (:mod:`.store`). If another writer published first, plan
-   again on top of its version (files already read are not read again).
+   files get a fragment id and are grouped into *tasks*; files no longer listed are
+   dropped;
+2. the engine (a :class:`Runner`: :class:`LocalRunner`'s threads, or Spark's tasks in
+   :mod:`bloomskip.spark.build`) runs the tasks: each reads its files, cuts them into
+   zones and writes its parts to the index's storage (:mod:`.parts`), returning only
+   small facts per file and zone;
+3. per column, the parts become one new *segment* (:mod:`.segments`): a serving
+   directory is written, and the engine writes its slabs; segments that pile up are
+   compacted into one;
+4. a new fragment table is written and the next manifest created (:mod:`.store`). If
+   another writer created it first, plan again on top of its version: files already
+   read keep their parts unless their fragment id was taken meanwhile.
 
 Files that cannot be read are not indexed, so every query keeps them as candidates; the
 report lists them with the reason.
@@ -17,47 +24,126 @@ report lists them with the reason.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
-import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from bloomskip.errors import (
+    BloomskipError,
     CommitConflictError,
     IndexNotFoundError,
     InvalidParameterError,
     UnsupportedTypeError,
 )
 from bloomskip.hashing.arrow import Encoding, parquet_spec
-from bloomskip.index import store
+from bloomskip.index import segments as seg
+from bloomskip.index import serving, store
 from bloomskip.index.layout import (
     DEFAULT_FPP,
     DEFAULT_ZONE_ROWS,
-    FILE_SCHEMA,
+    FRAGMENT_GROUP_ROWS,
     FRAGMENT_SCHEMA,
     SIZINGS,
-    ZONE_SCHEMA,
     ColumnIndex,
     Manifest,
-    Segment,
     Zoning,
     column_directory,
-    zone_metadata,
 )
-from bloomskip.index.zones import FileZones, index_file
+from bloomskip.index.parts import ColumnPart, TaskResult, run_task
+from bloomskip.index.storage import Storage, open_storage
+from bloomskip.progress import bar as progress_bar
 from bloomskip.sources import Source, SourceFile, from_json, resolve
+from bloomskip.sources.base import unchanged
 
 #: A column's segments are merged into one when a commit would leave more than this.
 MAX_SEGMENTS = 8
+#: ... or when this share of the index's fragments are dropped ones.
+MAX_DROPPED_SHARE = 0.25
 #: How often a build re-plans after losing a commit race before giving up.
 COMMIT_RETRIES = 5
+#: A task reads about this many bytes of files (several small files share one task).
+TASK_BYTES = 128 << 20
+#: The local engine makes at least this many tasks per thread, so threads stay busy.
+TASKS_PER_THREAD = 3
+
+Task = list[tuple[SourceFile, int]]  # files and the fragment id each gets
+
+
+class Runner(Protocol):
+    """An engine that runs indexing tasks and writes slabs: a thread pool, or Spark."""
+
+    def index(
+        self,
+        storage: Storage,
+        source: Source,
+        tasks: list[Task],
+        columns: list[ColumnIndex],
+        zoning: Zoning,
+    ) -> Iterator[TaskResult]: ...
+
+    def slabs(self, storage: Storage, jobs: list[serving.SlabJob]) -> None: ...
+
+    def parallelism(self) -> int:
+        """How many threads the committing process may use for its own work."""
+        ...
+
+    def min_tasks(self) -> int:
+        """At least how many tasks to cut the files into (at most one per file)."""
+        ...
+
+
+class LocalRunner:
+    """Tasks and slabs on a thread pool in this process."""
+
+    def __init__(self, threads: int | None = None, progress: bool | None = None) -> None:
+        if threads is not None and (isinstance(threads, bool) or threads < 1):
+            raise InvalidParameterError(f"threads must be a positive count, got {threads!r}")
+        self.threads = threads or min(32, os.cpu_count() or 1)
+        self.progress = progress
+
+    def parallelism(self) -> int:
+        return self.threads
+
+    def min_tasks(self) -> int:
+        return TASKS_PER_THREAD * self.threads
+
+    def _show(self) -> bool:
+        import sys
+
+        return sys.stderr.isatty() if self.progress is None else self.progress
+
+    def index(self, storage, source, tasks, columns, zoning) -> Iterator[TaskResult]:
+        files = sum(len(t) for t in tasks)
+        with (
+            ThreadPoolExecutor(max_workers=self.threads) as pool,
+            progress_bar(files, "indexing", "file", show=self._show()) as bar,
+        ):
+            futures = [pool.submit(run_task, storage, source, t, columns, zoning) for t in tasks]
+            try:
+                for fut, task in zip(futures, tasks, strict=True):
+                    yield fut.result()
+                    bar.update(len(task))
+            finally:
+                for fut in futures:  # an error or Ctrl-C: do not wait for queued tasks
+                    fut.cancel()
+
+    def slabs(self, storage, jobs) -> None:
+        with ThreadPoolExecutor(max_workers=self.threads) as pool:
+            futures = [pool.submit(serving.build_slab, storage, job) for job in jobs]
+            try:
+                for fut in futures:
+                    fut.result()
+            finally:
+                for fut in futures:
+                    fut.cancel()
 
 
 @dataclass
@@ -107,26 +193,30 @@ def build(
     fpp: float = DEFAULT_FPP,
     sizing: str = "putze",
     align: str = "rows",
-    file_filters: bool = True,
+    file_filters: bool = False,
     encoding: str | None = None,
     threads: int | None = None,
     progress: bool | None = None,
     overwrite: bool = False,
-    index_files: Callable[..., Iterable[FileZones]] | None = None,
+    runner: Runner | None = None,
 ) -> BuildReport:
-    """Index ``columns`` of every Parquet/ORC file under ``source`` into ``index_path``.
+    """Index ``columns`` of every Parquet/ORC file under ``source`` into ``index_path``
+    (a local directory, or an object-store URI: ``s3://``, ``gs://``, ``az://``).
 
     ``zone_rows`` rows per zone (never across files), target ``fpp`` per zone, ``sizing``
     ``"putze"`` (Lance: every zone sized for ``zone_rows`` values) or ``"exact"`` (each
     zone sized for its own distinct count), ``align="row_groups"`` to never cut across a
     Parquet row group or ORC stripe. ``encoding="parquet"`` hashes the PLAIN bytes of the
     Parquet physical type (as Parquet's own filters); ``"arrow"`` the Arrow width, as Lance.
-    ``encoding=None``: ``"arrow"`` for a Lance dataset (its fragments are the files, and
-    the zones equal those of Lance's own BLOOMFILTER index), ``"parquet"`` otherwise.
+    ``encoding=None``: the source's default (``"arrow"`` for a Lance dataset, whose zones
+    then equal those of Lance's own BLOOMFILTER index; ``"parquet"`` otherwise).
+    ``file_filters=True`` also keeps a filter per file (a lookup then reads them all).
 
-    On an existing index, new columns are added (with the index's zoning) and the index is
-    refreshed; ``overwrite=True`` replaces it. ``index_files`` lets another engine (Spark)
-    run :func:`~bloomskip.index.zones.index_file` over the files to read.
+    The index root must be empty, new, or an index already: on an existing index, new
+    columns are added (with the index's zoning) and the index is refreshed;
+    ``overwrite=True`` replaces its content (what it no longer uses, :func:`vacuum`
+    removes). ``runner`` runs the tasks on another engine (Spark: see
+    :func:`bloomskip.spark.build_index`).
     """
     names = [columns] if isinstance(columns, str) else list(columns)
     if not names or len(set(names)) != len(names):
@@ -136,24 +226,22 @@ def build(
     if not isinstance(fpp, int | float) or not 0.0 < fpp < 1.0:
         raise InvalidParameterError(f"fpp must be strictly between 0 and 1, got {fpp!r}")
     zoning = Zoning(zone_rows, align)
-    root = store.local_dir(index_path)
+    storage = open_storage(index_path)
     src = resolve(source)
     if encoding is None:
         encoding = src.default_encoding
     Encoding.parse(encoding)
     settings = {"fpp": float(fpp), "sizing": sizing, "encoding": encoding, "ff": file_filters}
     if not overwrite:  # fail before reading any file; checked again on every commit attempt
-        _check_compatible(_latest(root), root, src, zoning, names, settings)
+        _check_compatible(_latest(storage), storage, src, zoning, names, settings)
     return _update(
-        root,
+        storage,
         src,
         zoning,
         names,
         settings,
         overwrite=overwrite,
-        threads=threads,
-        progress=progress,
-        index_files=index_files,
+        runner=runner or LocalRunner(threads, progress),
     )
 
 
@@ -162,22 +250,20 @@ def refresh(
     *,
     threads: int | None = None,
     progress: bool | None = None,
-    index_files: Callable[..., Iterable[FileZones]] | None = None,
+    runner: Runner | None = None,
 ) -> BuildReport:
     """Index new and changed files of the index's source, drop removed ones; files whose
     ``(path, size, mtime)`` is unchanged are not opened."""
-    root = store.local_dir(index_path)
-    base = store.read_manifest(root)
+    storage = open_storage(index_path)
+    base = store.read_manifest(storage)
     return _update(
-        root,
+        storage,
         from_json(base.source),
         None,
         [],
         {},
         overwrite=False,
-        threads=threads,
-        progress=progress,
-        index_files=index_files,
+        runner=runner or LocalRunner(threads, progress),
     )
 
 
@@ -186,7 +272,7 @@ def refresh(
 
 def _check_compatible(
     base: Manifest | None,
-    root: str,
+    storage: Storage,
     src: Source,
     zoning: Zoning,
     names: list[str],
@@ -195,9 +281,10 @@ def _check_compatible(
     """Raise if ``build`` would mix another source, zoning or column settings into ``base``."""
     if base is None:
         return
+    root = storage.uri
     if base.source != src.to_json():
         raise InvalidParameterError(
-            f"{root} indexes {base.source['uri']}, not {src.uri}; use another "
+            f"{root} indexes {base.source.get('uri')}, not {src.uri}; use another "
             "directory or overwrite=True"
         )
     if base.zoning != zoning:
@@ -215,105 +302,135 @@ def _check_compatible(
             )
 
 
-def _latest(root: str) -> Manifest | None:
+def _latest(storage: Storage) -> Manifest | None:
     try:
-        return store.read_manifest(root)
+        return store.read_manifest(storage)
     except IndexNotFoundError:
         return None
 
 
+@dataclass
+class _Done:
+    """What the tasks of this build produced, kept across commit attempts."""
+
+    results: list[TaskResult] = field(default_factory=list)
+    # (file identity, columns) -> (fragment id, task result index)
+    files: dict[tuple[tuple[str, int, int], tuple[str, ...]], tuple[int, int]] = field(
+        default_factory=dict
+    )
+
+
 def _update(
-    root: str,
+    storage: Storage,
     src: Source,
     zoning: Zoning | None,
     names: list[str],
     settings: dict[str, Any],
     *,
     overwrite: bool,
-    threads: int | None,
-    progress: bool | None,
-    index_files: Callable[..., Iterable[FileZones]] | None,
+    runner: Runner,
 ) -> BuildReport:
     t0 = time.perf_counter()
-    done: dict[tuple[tuple[str, int, int], tuple[str, ...]], FileZones] = {}
-    run = index_files or _thread_pool(threads, progress)
+    done = _Done()
     for attempt in range(COMMIT_RETRIES + 1):
-        versions = store.versions(root)
-        base = None if overwrite or not versions else store.read_manifest(root, versions[-1])
+        versions = store.versions(storage)
+        base = None if overwrite or not versions else store.read_manifest(storage, versions[-1])
         next_version = (versions[-1] + 1) if versions else 1
         if base is not None and base.source != src.to_json():
-            raise InvalidParameterError(f"{root} now indexes {base.source['uri']}, not {src.uri}")
+            raise InvalidParameterError(
+                f"{storage.uri} now indexes {base.source.get('uri')}, not {src.uri}"
+            )
         if zoning is None:  # refresh: the committed zoning, whoever committed last
             if base is None:
-                raise IndexNotFoundError(f"{root}: no zone index here to refresh")
+                raise IndexNotFoundError(f"{storage.uri}: no zone index here to refresh")
             zoning = base.zoning
         elif not overwrite:  # build: the version we commit on may be another writer's
-            _check_compatible(base, root, src, zoning, names, settings)
-        listing = src.list()
+            _check_compatible(base, storage, src, zoning, names, settings)
+        listing = store.inside(storage, src, src.list())
         schema = base.schema if base is not None else src.arrow_schema(listing)
         columns = dict(base.columns) if base is not None else {}
         for n in names:
             if n not in columns:
                 columns[n] = _new_column(n, len(columns), schema, src, listing, settings)
-        fragments = _fragments(root, base)
-        by_path = {p: row for p, row in fragments.items()}
-        keep: list[dict[str, Any]] = []
-        todo: list[tuple[SourceFile, tuple[str, ...], int | None]] = []
-        new_cols = tuple(n for n in columns if base is None or n not in base.columns)
-        for f in listing:
-            old = by_path.get(f.path)
-            if old is not None and (old["size"], old["mtime_ns"]) == (f.size, f.mtime_ns):
-                keep.append(old)
-                if new_cols:
-                    todo.append((f, new_cols, old["fragment_id"]))
-            else:
-                todo.append((f, tuple(columns), None))
-        pending = [(f, cols) for f, cols, _ in todo if (f.identity, cols) not in done]
-        if pending:
-            by_cols: dict[tuple[str, ...], list[SourceFile]] = {}
-            for f, cols in pending:
-                by_cols.setdefault(cols, []).append(f)
-            for cols, files in by_cols.items():
-                specs = [columns[c] for c in cols]
-                for fz in run(src, files, specs, zoning):
-                    done[(fz.file.identity, cols)] = fz
-        report = BuildReport(root, next_version, list(columns), files_listed=len(listing))
+        if attempt == 0:
+            store.claim(storage)  # an empty root becomes an index; anything else is refused
+        old = _fragments(storage, base)
         next_id = base.next_fragment_id if base is not None else 0
-        new_rows: list[dict[str, Any]] = []
-        work: list[tuple[FileZones, int]] = []
-        for f, cols, fid in todo:
-            fz = done[(f.identity, cols)]
-            if fz.error is not None:  # an unchanged file keeps its fragment and old columns
-                report.failed.append((src.uri_of(f.path), fz.error))
+        new_cols = tuple(n for n in columns if base is None or n not in base.columns)
+        keep: list[dict[str, Any]] = []
+        todo: list[tuple[SourceFile, tuple[str, ...], int, bool]] = []  # file, cols, fid, new
+        for f in listing:
+            row = old.get(f.path)
+            if row is not None and unchanged(row, f):
+                keep.append(row)
+                if new_cols:
+                    todo.append((f, new_cols, int(row["fragment_id"]), False))
                 continue
-            for cz in fz.columns.values():
-                if cz.error is not None:
-                    report.failed.append((src.uri_of(f.path), cz.error))
+            fid = None
+            prior = done.files.get((f.identity, tuple(columns)))
+            if prior is not None and prior[0] >= next_id:
+                fid = prior[0]  # indexed by an earlier attempt, its id still free
             if fid is None:
                 want = src.fragment_id_of(f.path)  # Lance: keep Lance's fragment ids
                 fid = want if want is not None and want >= next_id else next_id
-                next_id = fid + 1  # ids are never reused: old segments may hold old ones
+            next_id = max(next_id, fid + 1)  # ids are never reused: old segments hold old ones
+            todo.append((f, tuple(columns), fid, True))
+        _run_tasks(storage, src, runner, todo, columns, zoning, done)
+        report = BuildReport(storage.uri, next_version, list(columns), files_listed=len(listing))
+        # Per column: the fragments each task result contributes.
+        chosen: dict[str, dict[int, list[int]]] = {n: {} for n in columns}
+        new_rows, failed = [], {n: set() for n in columns}
+        for f, cols, fid, new in todo:
+            fr, index = _result(done, f, cols, fid)
+            if fr.error is not None:  # an unchanged file keeps its fragment and old columns
+                report.failed.append((src.uri_of(f.path), fr.error))
+                continue
+            for c in cols:
+                if c in fr.column_errors:
+                    report.failed.append((src.uri_of(f.path), fr.column_errors[c]))
+                    failed[c].add(fid)
+                else:
+                    chosen[c].setdefault(index, []).append(fid)
+            if new:
                 new_rows.append(
                     {
                         "fragment_id": fid,
                         "path": f.path,
                         "size": f.size,
                         "mtime_ns": f.mtime_ns,
-                        "num_rows": fz.num_rows,
-                        "format": fz.format,
+                        "num_rows": fr.num_rows,
+                        "format": fr.format,
+                        "etag": f.etag,
                     }
                 )
-            work.append((fz, fid))
         live_rows = keep + new_rows
-        live = {r["fragment_id"] for r in live_rows}
+        live = {int(r["fragment_id"]) for r in live_rows}
+        gone = {int(r["fragment_id"]) for r in old.values()} - live
         report.files_indexed = len(new_rows)
         report.files_unchanged = len(keep)
-        report.files_dropped = len(fragments) - len(keep)
+        report.files_dropped = len(gone)
+        dropped = tuple(sorted((set(base.dropped) if base else set()) | gone))
         frag_rel = store.new_name("fragments", ".parquet")
-        report.bytes_written += store.write_table(root, frag_rel, _fragment_table(live_rows))
+        report.bytes_written += storage.write_table(
+            frag_rel, _fragment_table(live_rows), row_group_size=FRAGMENT_GROUP_ROWS
+        )
+        compact = any(len(c.segments) >= MAX_SEGMENTS for c in columns.values()) or (
+            len(dropped) > MAX_DROPPED_SHARE * max(len(live), 1)
+        )
         out_cols = {}
         for name, col in columns.items():
-            out_cols[name] = _write_segment(root, col, zoning, work, live, report)
+            picks = [
+                (done.results[i].columns[name], np.array(sorted(ids), dtype=np.uint64))
+                for i, ids in chosen[name].items()
+                if name in done.results[i].columns
+            ]
+            col = _add_segment(storage, col, picks, runner, report)
+            indexed = {fid for ids in chosen[name].values() for fid in ids}
+            carried = set(col.failed) - indexed - gone
+            col = replace(col, failed=tuple(sorted((carried | failed[name]) & live)))
+            if compact:
+                col = _compact(storage, col, zoning, live, runner, report)
+            out_cols[name] = col
         manifest = Manifest(
             version=next_version,
             source=src.to_json(),
@@ -322,42 +439,120 @@ def _update(
             fragments=frag_rel,
             next_fragment_id=next_id,
             columns=out_cols,
+            dropped=() if compact else tuple(d for d in dropped if d not in live),
+            num_files=len(live_rows),
+            num_rows=int(sum(int(r["num_rows"]) for r in live_rows)),
         )
         try:
-            store.publish(root, manifest)
+            store.publish(storage, manifest)
         except CommitConflictError:
             if attempt == COMMIT_RETRIES:
                 raise
             continue
+        _drop_intermediates(storage, done, manifest)
         report.retries = attempt
         report.seconds = time.perf_counter() - t0
         return report
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _thread_pool(threads: int | None, progress: bool | None):
-    def run(src: Source, files: list[SourceFile], cols: list[ColumnIndex], zoning: Zoning):
-        from tqdm import tqdm
+def _drop_intermediates(storage: Storage, done: _Done, manifest: Manifest) -> None:
+    """Delete what the tasks wrote that the committed version does not use: the serving
+    parts (the slabs hold their blocks now) and parts of files another attempt re-read.
+    Best effort: what stays is an orphan, which vacuum removes."""
+    used = store.referenced(manifest)
+    for result in done.results:
+        for part in result.columns.values():
+            for rel in part.names:
+                if rel not in used:
+                    with contextlib.suppress(OSError, BloomskipError):
+                        storage.delete(rel)
 
-        show = sys.stderr.isatty() if progress is None else progress
-        workers = threads or min(32, os.cpu_count() or 1)
-        with (
-            ThreadPoolExecutor(max_workers=workers) as pool,
-            tqdm(
-                total=len(files),
-                desc="indexing",
-                unit="file",
-                file=sys.stderr,
-                disable=not show,
-                leave=False,
-            ) as bar,
-        ):
-            futures = [pool.submit(index_file, src, f, cols, zoning) for f in files]
-            for fut in futures:
-                yield fut.result()
-                bar.update(1)
 
-    return run
+def _run_tasks(storage, src, runner, todo, columns, zoning, done: _Done) -> None:
+    """Index the files of ``todo`` not yet done (with their fragment ids), in tasks."""
+    pending: dict[tuple[str, ...], list[tuple[SourceFile, int]]] = {}
+    for f, cols, fid, _new in todo:
+        prior = done.files.get((f.identity, cols))
+        if prior is None or prior[0] != fid:
+            pending.setdefault(cols, []).append((f, fid))
+    for cols, files in pending.items():
+        specs = [columns[c] for c in cols]
+        tasks = plan_tasks([f for f, _ in files], runner.min_tasks())
+        grouped = [[files[i] for i in t] for t in tasks]
+        for result in runner.index(storage, src, grouped, specs, zoning):
+            done.results.append(result)
+            for fr in result.files:
+                done.files[(fr.file.identity, cols)] = (fr.fragment_id, len(done.results) - 1)
+
+
+def _result(done: _Done, f: SourceFile, cols: tuple[str, ...], fid: int):
+    fid_done, index = done.files[(f.identity, cols)]
+    assert fid_done == fid
+    fr = next(r for r in done.results[index].files if r.file.identity == f.identity)
+    return fr, index
+
+
+def plan_tasks(files: list[SourceFile], at_least: int = 1) -> list[list[int]]:
+    """File positions per task: about one task per :data:`TASK_BYTES` of files, at least
+    ``at_least`` (at most one per file), balanced by size, largest file first."""
+    import heapq
+
+    total = sum(f.size for f in files)
+    n = max(1, min(len(files), max(math.ceil(total / TASK_BYTES), at_least)))
+    heap = [(0, t) for t in range(n)]
+    out: list[list[int]] = [[] for _ in range(n)]
+    for pos in sorted(range(len(files)), key=lambda i: -files[i].size):
+        load, t = heapq.heappop(heap)
+        out[t].append(pos)
+        heapq.heappush(heap, (load + max(files[pos].size, 1), t))
+    return [sorted(t) for t in out if t]
+
+
+# ----------------------------------------------------------------------------- segments
+
+
+def _add_segment(
+    storage: Storage,
+    col: ColumnIndex,
+    picks: list[tuple[ColumnPart, np.ndarray]],
+    runner: Runner,
+    report: BuildReport,
+) -> ColumnIndex:
+    planned = seg.plan_segment(storage, col, picks) if picks else None
+    if planned is None:
+        return col
+    segment, jobs = planned
+    runner.slabs(storage, jobs)
+    report.zones_written += segment.num_zones
+    report.bytes_written += segment.zone_bytes * 2 + segment.file_bytes + segment.directory_size
+    return col.with_segments((*col.segments, segment))
+
+
+def _compact(
+    storage: Storage,
+    col: ColumnIndex,
+    zoning: Zoning,
+    live: set[int],
+    runner: Runner,
+    report: BuildReport,
+) -> ColumnIndex:
+    """One segment holding the live zones of all of ``col``'s segments."""
+    live_arr = pa.array(sorted(live), type=pa.uint64())
+    rels = [r for s in col.segments for r in s.zones]
+    with ThreadPoolExecutor(max_workers=max(1, runner.parallelism())) as pool:
+        parts = list(pool.map(lambda r: seg.repart(storage, col, zoning, r, live_arr), rels))
+    keep = np.array(sorted(live), dtype=np.uint64)
+    planned = seg.plan_segment(storage, col, [(p, keep) for p in parts])
+    files = [r for s in col.segments for r in s.files]
+    merged_files = seg.file_parts(storage, col, files, live_arr) if files else None
+    if planned is None:
+        return col.with_segments(())
+    segment, jobs = planned
+    runner.slabs(storage, jobs)
+    segment = replace(segment, files=(merged_files,) if merged_files else ())
+    report.bytes_written += segment.zone_bytes * 2 + segment.directory_size
+    return col.with_segments((segment,))
 
 
 def _new_column(
@@ -409,85 +604,16 @@ def _parquet_physical(name: str, t: pa.DataType, src: Source, listing: list[Sour
         raise UnsupportedTypeError(f"{name}: {e}") from None
 
 
-def _fragments(root: str, base: Manifest | None) -> dict[str, dict[str, Any]]:
+def _fragments(storage: Storage, base: Manifest | None) -> dict[str, dict[str, Any]]:
     if base is None or base.fragments is None:
         return {}
-    t = store.read_table(root, base.fragments)
+    t = storage.read_table(base.fragments)
     return {r["path"]: r for r in t.to_pylist()}
 
 
 def _fragment_table(rows: list[dict[str, Any]]) -> pa.Table:
-    rows = sorted(rows, key=lambda r: r["fragment_id"])
+    rows = sorted(({"etag": None} | r for r in rows), key=lambda r: r["fragment_id"])
     return pa.Table.from_pylist(rows, schema=FRAGMENT_SCHEMA)
 
 
-# ----------------------------------------------------------------------------- writing
-
-
-def _write_segment(
-    root: str,
-    col: ColumnIndex,
-    zoning: Zoning,
-    work: list[tuple[FileZones, int]],
-    live: set[int],
-    report: BuildReport,
-) -> ColumnIndex:
-    zones, files = [], []
-    for fz, fid in work:
-        cz = fz.columns.get(col.name)
-        if cz is None or cz.error is not None:
-            continue
-        zones.append(fz.zone_table(col.name, fid))
-        files.append(fz.file_table(col.name, fid))
-    segments = col.segments
-    if zones:
-        seg = _segment(root, col, zoning, zones, files)
-        segments = (*segments, seg)
-        report.zones_written += seg.num_zones
-        report.bytes_written += seg.zone_bytes + seg.file_bytes
-    if len(segments) > MAX_SEGMENTS:
-        segments = (_compact(root, col, zoning, segments, live),)
-    return col.with_segments(segments)
-
-
-def _segment(
-    root: str, col: ColumnIndex, zoning: Zoning, zones: list[pa.Table], files: list[pa.Table]
-) -> Segment:
-    meta = zone_metadata(col, zoning)
-    zt = pa.concat_tables(zones).replace_schema_metadata(meta)
-    ft = pa.concat_tables(files).replace_schema_metadata(meta)
-    base = store.new_name(col.directory, "")
-    zrel, frel = f"{base}.zones.parquet", f"{base}.files.parquet"
-    store.write_table(root, zrel, zt)
-    store.write_table(root, frel, ft)
-    return Segment(
-        zones=zrel,
-        files=frel,
-        num_fragments=len(set(np.asarray(ft.column("fragment_id")).tolist()))
-        if ft.num_rows
-        else len(set(np.asarray(zt.column("fragment_id")).tolist())),
-        num_zones=zt.num_rows,
-        zone_bytes=_filter_bytes(zt),
-        file_bytes=_filter_bytes(ft),
-    )
-
-
-def _compact(
-    root: str, col: ColumnIndex, zoning: Zoning, segments: tuple[Segment, ...], live: set[int]
-) -> Segment:
-    """One segment holding the live rows of ``segments`` (dropped files' zones go)."""
-    keep = pa.array(sorted(live), type=pa.uint64())
-    zones, files = [], []
-    for s in segments:
-        for rel, out in ((s.zones, zones), (s.files, files)):
-            t = store.read_table(root, rel)
-            out.append(t.filter(pc.is_in(t.column("fragment_id"), value_set=keep)))
-    zones = [t.cast(ZONE_SCHEMA) for t in zones]
-    files = [t.cast(FILE_SCHEMA) for t in files]
-    return _segment(root, col, zoning, zones, files)
-
-
-def _filter_bytes(t: pa.Table) -> int:
-    if t.num_rows == 0:
-        return 0
-    return int(pc.sum(pc.binary_length(t.column("bloom_filter_data"))).as_py())
+__all__ = ["BuildReport", "LocalRunner", "Runner", "build", "plan_tasks", "refresh"]

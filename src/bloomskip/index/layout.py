@@ -1,14 +1,18 @@
-"""What a zone index is on disk: a directory of Parquet tables and versioned manifests.
+"""What a zone index is on storage: Parquet tables, serving files and versioned manifests.
 
 ::
 
-    INDEX/
-      _manifests/v00000000000000000007.json   one per committed version; the highest wins
+    INDEX/                                     a local directory or an object-store prefix
+      _bloomskip_index.json                    the marker: this root is a bloomskip index
+      _manifests/v00000000000000000007.json    one per committed version; the highest wins
       fragments/<uuid>.parquet                 fragment_id -> source file (path, size, mtime)
-      columns/<n>-<name>/<uuid>.zones.parquet  a segment of one column's zone table
-      columns/<n>-<name>/<uuid>.files.parquet  the same segment's file-level filters
+      columns/<n>-<name>/<uuid>.zones.parquet  Lance's zone table, for one task's files
+      columns/<n>-<name>/<uuid>.files.parquet  file-level filters (optional)
+      columns/<n>-<name>/<uuid>.blocks         the same zones' filters, block-major (a part)
+      columns/<n>-<name>/<uuid>.dir            a segment's zone directory (serving layout)
+      columns/<n>-<name>/<uuid>.c<i>-<k>.slab  a block range of one size class (serving)
 
-**Zone table** (one per segment; the layout of Lance's ``bloomfilter.lance``)::
+**Zone table** (the layout of Lance's ``bloomfilter.lance``)::
 
     fragment_id uint64, zone_start uint64, zone_length uint64, has_null bool,
     bloom_filter_data binary,       -- the raw SBBF bitset, no header, as Lance stores it
@@ -20,18 +24,27 @@ with the schema metadata ``bloomfilter_item`` (rows per zone) and
 the sizing policy and the format version. ``zone_start``/``zone_length`` are row
 offsets inside the file; zones never cross files.
 
-**File table** (same segment): ``fragment_id, num_rows, has_null, ndv,
-bloom_filter_data``: one filter per file holding every value of the file, sized for the
-file's NDV, so a query can rule out a whole file before looking at its zones.
+**Serving layout** (:mod:`.serving`): the same filters, block-major per size class, so a
+point lookup reads about 32 bytes per zone.
+
+**File table** (optional): ``fragment_id, num_rows, has_null, ndv, bloom_filter_data``:
+one filter per file, sized for the file's NDV.
 
 **Fragment table**: ``fragment_id uint64, path string, size int64, mtime_ns int64,
-num_rows uint64, format string``.
+num_rows uint64, format string, etag string`` (null on local file systems), sorted by
+fragment id in row groups of :data:`FRAGMENT_GROUP_ROWS`, so a lookup reads the rows of
+its candidates only.
 
-**Manifest** (JSON): format name and version, the index version, the source, the zoning,
-the source's Arrow schema, the fragment table, and per column its type, physical
-encoding, hash, sizing and segments. A commit writes new tables first, then publishes
-``v<N+1>.json`` with an atomic exclusive create (:mod:`.store`): readers see version N or
-N+1, never half of one.
+**Manifest** (JSON): format name and version, the index version, a commit id, the
+source, the zoning, the source's Arrow schema, the fragment table and its totals, the
+fragments dropped since their zones were written, and per column its type, encoding,
+hash, sizing and *segments* (one per build or refresh: its zone table parts, file table
+parts, serving directory and slabs). A commit writes new objects first, then creates
+``v<N+1>.json`` if no writer did (:mod:`.store`): readers see version N or N+1, never
+half of one.
+
+Every name in a manifest is untrusted: it must be one of the names above, under the
+index root (:func:`check_name`), or the manifest is refused.
 """
 
 from __future__ import annotations
@@ -48,17 +61,45 @@ from bloomskip.hashing.arrow import Encoding, PhysicalSpec
 from bloomskip.hashing.physical import PhysicalType
 
 FORMAT = "bloomskip.zone-index"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Versions this bloomskip reads (1: zone tables only, no serving layout).
+READABLE_VERSIONS = (1, 2)
+MARKER = "_bloomskip_index.json"
+MANIFESTS = "_manifests"
 
 #: Lance's defaults: rows per zone and target false-positive probability.
 DEFAULT_ZONE_ROWS = 8192
 DEFAULT_FPP = 0.00057
+FRAGMENT_GROUP_ROWS = 1024
 
 #: ``"putze"``: every zone sized for ``zone_rows`` distinct values with the Putze FPP, as
 #: Lance does (32 KiB per zone with the defaults). ``"exact"``: each zone (and file filter)
 #: sized for its own distinct count, so low-cardinality columns take a fraction of that.
 SIZINGS = ("putze", "exact")
 ALIGNS = ("rows", "row_groups")
+
+_HEX = r"[0-9a-f]{32}"
+_COLUMN_DIR = r"columns/\d{1,6}-[A-Za-z0-9_.-]{1,60}"
+#: Every name an index writes.
+NAMES = re.compile(
+    rf"^(?:{re.escape(MARKER)}"
+    rf"|{MANIFESTS}/v\d{{20}}\.json"
+    rf"|(?:{MANIFESTS}/)?\.tmp-{_HEX}\.json"
+    rf"|fragments/{_HEX}\.parquet"
+    rf"|{_COLUMN_DIR}/{_HEX}(?:\.zones\.parquet|\.files\.parquet|\.blocks|\.dir|\.c\d{{1,3}}-\d{{1,6}}\.slab)"
+    rf")(?:\.tmp-{_HEX})?$"
+)
+#: Names a manifest may refer to, by kind.
+_KINDS = {
+    "fragments": re.compile(rf"^fragments/{_HEX}\.parquet$"),
+    "zones": re.compile(rf"^{_COLUMN_DIR}/{_HEX}\.zones\.parquet$"),
+    "files": re.compile(rf"^{_COLUMN_DIR}/{_HEX}\.files\.parquet$"),
+    "directory": re.compile(rf"^{_COLUMN_DIR}/{_HEX}\.dir$"),
+    "slab": re.compile(rf"^{_COLUMN_DIR}/{_HEX}\.c\d{{1,3}}-\d{{1,6}}\.slab$"),
+}
+#: Largest manifest read, and the deepest JSON nesting accepted in it.
+MAX_MANIFEST_BYTES = 256 * 1024 * 1024
+MAX_JSON_DEPTH = 32
 
 ZONE_SCHEMA = pa.schema(
     [
@@ -87,8 +128,37 @@ FRAGMENT_SCHEMA = pa.schema(
         pa.field("mtime_ns", pa.int64(), nullable=False),
         pa.field("num_rows", pa.uint64(), nullable=False),
         pa.field("format", pa.string(), nullable=False),
+        pa.field("etag", pa.string(), nullable=True),
     ]
 )
+
+
+def check_name(rel: Any, kind: str, label: str) -> str:
+    """``rel`` if it is a name of ``kind`` an index writes, else CorruptFileError."""
+    if not isinstance(rel, str) or not _KINDS[kind].match(rel):
+        raise CorruptFileError(f"{label}: {rel!r} is not a {kind} name of this index (refused)")
+    return rel
+
+
+def check_depth(raw: bytes, label: str, limit: int = MAX_JSON_DEPTH) -> None:
+    """Refuse JSON nested deeper than ``limit`` before parsing it (the parser recurses)."""
+    depth, in_string, escaped = 0, False, False
+    for ch in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == 0x5C:  # backslash
+                escaped = True
+            elif ch == 0x22:
+                in_string = False
+        elif ch == 0x22:
+            in_string = True
+        elif ch in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                raise CorruptFileError(f"{label}: JSON nested more than {limit} deep")
+        elif ch in (0x5D, 0x7D):
+            depth -= 1
 
 
 @dataclass(frozen=True)
@@ -110,14 +180,59 @@ class Zoning:
 
 @dataclass(frozen=True)
 class Segment:
-    """One build's zones and file filters for one column."""
+    """One build's zones of one column: Lance zone table parts, file table parts, and the
+    serving directory and slabs (format 1 segments have no serving layout)."""
 
-    zones: str  # paths relative to the index directory
-    files: str
+    zones: tuple[str, ...]  # names relative to the index root
+    files: tuple[str, ...]
     num_fragments: int
     num_zones: int
-    zone_bytes: int  # bytes of filter data in the zone table
+    zone_bytes: int  # bytes of filter data in the zone tables
     file_bytes: int
+    directory: str | None = None
+    directory_size: int = 0
+    slabs: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> list[str]:
+        return [
+            *self.zones,
+            *self.files,
+            *([self.directory] if self.directory else []),
+            *self.slabs,
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["zones"], d["files"], d["slabs"] = list(self.zones), list(self.files), list(self.slabs)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], label: str) -> Segment:
+        def names(value: Any, kind: str) -> tuple[str, ...]:
+            items = [value] if isinstance(value, str) else value  # format 1: one name
+            if not isinstance(items, list):
+                raise CorruptFileError(f"{label}: segment {kind} is not a list of names")
+            return tuple(check_name(v, kind, label) for v in items)
+
+        directory = d.get("directory")
+        return cls(
+            zones=names(d["zones"], "zones"),
+            files=names(d["files"], "files"),
+            num_fragments=_count(d["num_fragments"], label),
+            num_zones=_count(d["num_zones"], label),
+            zone_bytes=_count(d["zone_bytes"], label),
+            file_bytes=_count(d["file_bytes"], label),
+            directory=None if directory is None else check_name(directory, "directory", label),
+            directory_size=_count(d.get("directory_size", 0), label),
+            slabs=names(d.get("slabs", []), "slab"),
+        )
+
+
+def _count(v: Any, label: str) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise CorruptFileError(f"{label}: {v!r} is not a count")
+    return v
 
 
 @dataclass(frozen=True)
@@ -133,8 +248,10 @@ class ColumnIndex:
     seed: int = 0
     sizing: str = "putze"
     fpp: float = DEFAULT_FPP
-    file_filters: bool = True
+    file_filters: bool = False
     segments: tuple[Segment, ...] = ()
+    #: Live fragments whose values could not be indexed for this column (read in full).
+    failed: tuple[int, ...] = ()
 
     def with_segments(self, segments: tuple[Segment, ...]) -> ColumnIndex:
         return replace(self, segments=segments)
@@ -147,6 +264,16 @@ class ColumnIndex:
         extra = f"({p.type_length})" if p.type_length else ""
         unit = f" [{p.time_unit}]" if p.time_unit else ""
         return f"{p.physical_type.value}{extra}{unit}"
+
+    def identity(self) -> dict[str, Any]:
+        """What a serving directory records of its column (cross-checked on read)."""
+        return {
+            "name": self.name,
+            "arrow_type": str(self.arrow_type),
+            "physical": self.physical_name,
+            "encoding": self.encoding,
+            "hash": f"{self.hash} seed {self.seed}",
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -167,29 +294,40 @@ class ColumnIndex:
             "sizing": self.sizing,
             "fpp": self.fpp,
             "file_filters": self.file_filters,
-            "segments": [asdict(s) for s in self.segments],
+            "segments": [s.to_json() for s in self.segments],
+            "failed": list(self.failed),
         }
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> ColumnIndex:
+    def from_json(cls, d: dict[str, Any], label: str) -> ColumnIndex:
         p = d["physical"]
         physical = (
             None
             if p is None
             else PhysicalSpec(PhysicalType(p["physical_type"]), p["type_length"], p["time_unit"])
         )
+        directory = d["directory"]
+        if not isinstance(directory, str) or not re.fullmatch(_COLUMN_DIR, directory):
+            raise CorruptFileError(f"{label}: {directory!r} is not a column directory (refused)")
+        segments = tuple(Segment.from_json(s, label) for s in d["segments"])
+        for s in segments:
+            if any(not n.startswith(directory + "/") for n in s.names):
+                raise CorruptFileError(
+                    f"{label}: a segment of {d['name']} lies outside {directory}"
+                )
         return cls(
             name=d["name"],
-            directory=d["directory"],
+            directory=directory,
             arrow_type=_type_from_b64(d["arrow_type_ipc"]),
             physical=physical,
-            encoding=d["encoding"],
+            encoding=Encoding.parse(d["encoding"]).value,
             hash=d["hash"],
             seed=d["seed"],
             sizing=d["sizing"],
             fpp=float(d["fpp"]),
             file_filters=bool(d["file_filters"]),
-            segments=tuple(Segment(**s) for s in d["segments"]),
+            segments=segments,
+            failed=tuple(_count(v, label) for v in d.get("failed", [])),
         )
 
 
@@ -201,17 +339,24 @@ class Manifest:
     source: dict[str, Any]
     zoning: Zoning
     schema: pa.Schema
-    fragments: str | None  # fragment table path, None before the first file
+    fragments: str | None  # fragment table name, None before the first file
     next_fragment_id: int
     columns: dict[str, ColumnIndex] = field(default_factory=dict)
     committed_at: str = ""
     writer: str = ""
+    commit_id: str = ""
+    #: Fragments no longer live whose zones some segment still holds (compaction drops them).
+    dropped: tuple[int, ...] = ()
+    num_files: int = 0
+    num_rows: int = 0
+    format_version: int = FORMAT_VERSION
 
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "version": self.version,
+            "commit_id": self.commit_id,
             "committed_at": self.committed_at,
             "writer": self.writer,
             "source": self.source,
@@ -219,6 +364,9 @@ class Manifest:
             "schema_ipc": base64.b64encode(self.schema.serialize().to_pybytes()).decode(),
             "fragments": self.fragments,
             "next_fragment_id": self.next_fragment_id,
+            "num_files": self.num_files,
+            "num_rows": self.num_rows,
+            "dropped": list(self.dropped),
             "columns": {name: c.to_json() for name, c in self.columns.items()},
         }
 
@@ -227,26 +375,42 @@ class Manifest:
         try:
             if d.get("format") != FORMAT:
                 raise CorruptFileError(f"{label}: not a bloomskip zone index manifest")
-            if d.get("format_version") != FORMAT_VERSION:
+            version = d.get("format_version")
+            if version not in READABLE_VERSIONS:
                 raise CorruptFileError(
-                    f"{label}: format version {d.get('format_version')} is not one this "
-                    f"bloomskip reads ({FORMAT_VERSION}); upgrade bloomskip or rebuild"
+                    f"{label}: format version {version!r} is not one this bloomskip reads "
+                    f"({', '.join(map(str, READABLE_VERSIONS))}); upgrade bloomskip or rebuild"
                 )
             schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(d["schema_ipc"])))
+            fragments = d["fragments"]
+            if fragments is not None:
+                check_name(fragments, "fragments", label)
+            columns = {n: ColumnIndex.from_json(c, label) for n, c in d["columns"].items()}
+            if any(c.name != n for n, c in columns.items()):
+                raise CorruptFileError(f"{label}: a column is filed under another name")
+            if len({c.directory for c in columns.values()}) != len(columns):
+                raise CorruptFileError(f"{label}: two columns share a directory")
+            if not isinstance(d["source"], dict):
+                raise CorruptFileError(f"{label}: the source is not an object")
             return cls(
-                version=int(d["version"]),
+                version=_count(d["version"], label),
                 source=d["source"],
                 zoning=Zoning(**d["zoning"]),
                 schema=schema,
-                fragments=d["fragments"],
-                next_fragment_id=int(d["next_fragment_id"]),
-                columns={n: ColumnIndex.from_json(c) for n, c in d["columns"].items()},
-                committed_at=d.get("committed_at", ""),
-                writer=d.get("writer", ""),
+                fragments=fragments,
+                next_fragment_id=_count(d["next_fragment_id"], label),
+                columns=columns,
+                committed_at=str(d.get("committed_at", "")),
+                writer=str(d.get("writer", "")),
+                commit_id=str(d.get("commit_id", "")),
+                dropped=tuple(_count(v, label) for v in d.get("dropped", [])),
+                num_files=_count(d.get("num_files", 0), label),
+                num_rows=_count(d.get("num_rows", 0), label),
+                format_version=version,
             )
         except CorruptFileError:
             raise
-        except (KeyError, TypeError, ValueError, pa.ArrowException) as e:
+        except (KeyError, TypeError, ValueError, AttributeError, pa.ArrowException) as e:
             raise CorruptFileError(f"{label}: malformed manifest: {e!r}") from e
 
 
@@ -264,6 +428,28 @@ def zone_metadata(col: ColumnIndex, zoning: Zoning) -> dict[str, str]:
         "bloomskip.sizing": col.sizing,
         "bloomskip.align": zoning.align,
     }
+
+
+#: The zone table metadata keys that must agree with the manifest's column.
+IDENTITY_KEYS = (
+    "bloomskip.column",
+    "bloomskip.arrow_type",
+    "bloomskip.physical_type",
+    "bloomskip.encoding",
+    "bloomskip.hash",
+)
+
+
+def check_zone_table(table: pa.Table, col: ColumnIndex, zoning: Zoning, label: str) -> None:
+    """Refuse a zone table whose own metadata says it holds another column, another type
+    or another hash than the manifest says (a table swapped, or a manifest edited)."""
+    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+    want = zone_metadata(col, zoning)
+    for key in IDENTITY_KEYS:
+        if meta.get(key) != want[key]:
+            raise CorruptFileError(
+                f"{label}: says {key} = {meta.get(key)!r}, the manifest {want[key]!r}"
+            )
 
 
 def column_directory(position: int, name: str) -> str:

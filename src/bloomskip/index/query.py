@@ -30,25 +30,36 @@ for a file (its values did not convert) leaves that file a candidate for that co
 
 from __future__ import annotations
 
+import bisect
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from bloomskip.errors import CorruptFileError
 from bloomskip.expr.bind import Column, bind, referenced
 from bloomskip.expr.expressions import BoundReference, Expression
 from bloomskip.index import store
 from bloomskip.index.evidence import Universe, column_evidence
-from bloomskip.index.layout import ColumnIndex, Manifest
+from bloomskip.index.layout import (
+    FRAGMENT_SCHEMA,
+    ZONE_SCHEMA,
+    ColumnIndex,
+    Manifest,
+    check_zone_table,
+)
+from bloomskip.index.storage import Storage, open_storage
 from bloomskip.index.zonedata import KEY_SHIFT, ColumnData, load_column
 from bloomskip.prune.engine import Pruner
 from bloomskip.prune.evidence import ColumnEvidence, Proof
 from bloomskip.sbbf.sizing import putze_fpp_many
-from bloomskip.sources import Source, from_json
+from bloomskip.sources import Source, SourceFile, from_json
+from bloomskip.sources.base import unchanged
 
 #: Default limit on the compounded false-positive rate of an IN list.
 MAX_IN_FPP = 0.5
@@ -163,13 +174,17 @@ class QueryResult:
 class ZoneIndex:
     """One committed version of a zone index, opened for queries."""
 
-    def __init__(self, root: str, manifest: Manifest) -> None:
-        self.root = root
+    def __init__(self, storage: Storage, manifest: Manifest) -> None:
+        self.storage = storage
         self.manifest = manifest
         self._fragments: pa.Table | None = None
         self._columns: dict[str, ColumnData] = {}
 
     # -- what it is ---------------------------------------------------------------
+
+    @property
+    def root(self) -> str:
+        return self.storage.uri
 
     @property
     def version(self) -> int:
@@ -188,33 +203,69 @@ class ZoneIndex:
         if self._fragments is None:
             m = self.manifest
             if m.fragments is None:
-                from bloomskip.index.layout import FRAGMENT_SCHEMA
-
                 self._fragments = FRAGMENT_SCHEMA.empty_table()
             else:
-                self._fragments = store.read_table(self.root, m.fragments)
+                self._fragments = self.storage.read_table(m.fragments)
         return self._fragments
+
+    def fragment_rows(self, fids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """The fragment table's rows of ``fids``, reading only the row groups that can hold
+        them (the table is sorted by fragment id)."""
+        wanted = sorted(set(int(f) for f in fids))
+        if not wanted or self.manifest.fragments is None:
+            return {}
+        if self._fragments is not None:
+            table = self._fragments
+        else:
+            pf = self.storage.open_table(self.manifest.fragments)
+            groups = []
+            meta = pf.metadata
+            for g in range(meta.num_row_groups):
+                st = meta.row_group(g).column(0).statistics
+                if st is None or not st.has_min_max:
+                    groups = list(range(meta.num_row_groups))
+                    break
+                lo, hi = int(st.min), int(st.max)
+                i = bisect.bisect_left(wanted, lo)
+                if i < len(wanted) and wanted[i] <= hi:
+                    groups.append(g)
+            table = pf.read_row_groups(groups) if groups else FRAGMENT_SCHEMA.empty_table()
+        ids = pa.array(wanted, type=pa.uint64())
+        rows = table.filter(pc.is_in(table.column("fragment_id"), value_set=ids)).to_pylist()
+        return {int(r["fragment_id"]): r for r in rows}
 
     def zones(self, column: str) -> pa.Table:
         """The live zone table of ``column``: Lance's columns, sorted by fragment and start."""
-        d = self._column(column)
-        spans = zip(d.zones.offsets, d.zones.sizes, strict=True)
-        data = [d.zones.words[o : o + s].tobytes() for o, s in spans]
-        return pa.table(
-            {
-                "fragment_id": pa.array(d.fragment, pa.uint64()),
-                "zone_start": pa.array(d.start, pa.uint64()),
-                "zone_length": pa.array(d.length, pa.uint64()),
-                "has_null": pa.array(d.has_null),
-                "bloom_filter_data": pa.array(data, pa.binary()),
-                "ndv": pa.array(d.ndv, pa.uint64()),
-            }
-        )
+        col = self.columns[column]
+        live = self._live()
+        tables = []
+        for rel in (r for s in col.segments for r in s.zones):
+            t = self.storage.read_table(rel)
+            check_zone_table(t, col, self.manifest.zoning, self.storage.label(rel))
+            tables.append(t.filter(pc.is_in(t.column("fragment_id"), value_set=live)))
+        if not tables:
+            return ZONE_SCHEMA.empty_table()
+        zt = pa.concat_tables([t.select(ZONE_SCHEMA.names).cast(ZONE_SCHEMA) for t in tables])
+        zt = zt.sort_by([("fragment_id", "ascending"), ("zone_start", "ascending")])
+        key = zt.column("fragment_id").to_numpy() << 40 | zt.column("zone_start").to_numpy()
+        first = np.ones(zt.num_rows, np.bool_)
+        first[1:] = key[1:] != key[:-1]
+        zt = zt.filter(pa.array(first))
+        return pa.Table.from_arrays(zt.columns, names=zt.column_names)  # as Lance's: nullable
+
+    def _live(self) -> pa.Array:
+        return self.fragments().column("fragment_id").combine_chunks().cast(pa.uint64())
 
     def _column(self, name: str) -> ColumnData:
         if name not in self._columns:
-            live = np.sort(self.fragments().column("fragment_id").to_numpy().astype(np.uint64))
-            self._columns[name] = load_column(self.root, self.columns[name], live)
+            col, m = self.columns[name], self.manifest
+            if all(s.directory for s in col.segments):  # no fragment table needed
+                dropped = np.array(sorted(m.dropped), dtype=np.uint64)
+                data = load_column(self.storage, col, m.zoning, dropped=dropped)
+            else:
+                live = np.sort(self._live().to_numpy().astype(np.uint64))
+                data = load_column(self.storage, col, m.zoning, live=live)
+            self._columns[name] = data
         return self._columns[name]
 
     # -- queries ------------------------------------------------------------------
@@ -236,46 +287,62 @@ class ZoneIndex:
     ) -> QueryResult:
         """Candidate files and zones for ``predicate`` (SQL text or an expression tree).
 
-        ``check_source=False`` trusts the index without listing the source: faster, but
-        files added or rewritten since the last refresh are then missed - only for a
-        source known to be unchanged.
+        ``check_source=True`` (the default for a lake of files) lists the source: files
+        added or rewritten since indexing are candidates in full, files removed are not
+        returned. ``check_source=False`` trusts the index and lists nothing: a lookup then
+        reads only the zones' blocks and the candidates' entries of the fragment table,
+        whatever the lake's size; files added or changed since the last refresh are
+        missed (for a lake known unchanged, or refreshed after each append).
         """
         t0 = time.perf_counter()
         bound = bind(predicate, self.schema())
         res = QueryResult(self.root, self.version, str(predicate))
-        frags = self.fragments()
         src = self.source
-        rows = {r["path"]: r for r in frags.to_pylist()}
-        indexed: list[dict[str, Any]] = []
+        listing: dict[int, SourceFile] | None = None
         if check_source:
-            for f in src.list():
+            rows = {r["path"]: r for r in self.fragments().to_pylist()}
+            listing = {}
+            for f in store.inside(self.storage, src, src.list()):
                 res.sizes[src.uri_of(f.path)] = f.size
                 r = rows.get(f.path)
                 if r is None:
                     res.files.append(FileCandidate(src.uri_of(f.path), "not indexed"))
-                elif (r["size"], r["mtime_ns"]) != (f.size, f.mtime_ns):
+                elif not unchanged(r, f):
                     res.files.append(FileCandidate(src.uri_of(f.path), "changed since indexing"))
                 else:
-                    indexed.append(r)
+                    listing[int(r["fragment_id"])] = f
+            fids = np.array(sorted(listing), dtype=np.uint64)
+            res.files_total = len(res.files) + len(listing)
+            res.rows_total = sum(int(rows[f.path]["num_rows"]) for f in listing.values())
         else:
-            indexed = list(rows.values())
-            res.sizes = {src.uri_of(p): int(r["size"]) for p, r in rows.items()}
             res.notes.append("source not listed: files added or changed since are missed")
-        res.files_total = len(res.files) + len(indexed)
-        indexed.sort(key=lambda r: r["fragment_id"])
-        self._evaluate(bound, indexed, res, max_in_fpp)
+            fids = None
+            res.files_total = self.manifest.num_files
+            res.rows_total = self.manifest.num_rows
+        decided = decide(
+            bound, fids, self.columns, self._column, max_in_fpp, res.notes,
+            lambda: np.sort(self._live().to_numpy().astype(np.uint64)),
+        )  # fmt: skip
+        rows_of = self.fragment_rows(list(decided.candidates) + list(decided.skipped))
+        for fid, (zones, why) in decided.candidates.items():
+            r = rows_of.get(fid)
+            if r is None:
+                raise CorruptFileError(f"{self.root}: fragment {fid} is in no fragment table")
+            path = src.uri_of(r["path"])
+            if listing is None:
+                res.sizes[path] = int(r["size"])
+            if zones is None and int(r["num_rows"]) == 0:
+                res.skipped.append((path, "empty file"))
+                continue
+            res.files.append(FileCandidate(path, why, int(r["num_rows"]), zones, fid))
+        for fid, why in decided.skipped.items():
+            r = rows_of.get(fid)
+            if r is not None:
+                res.skipped.append((src.uri_of(r["path"]), why))
+        res.zones_total, res.zones_candidate = decided.zones_total, decided.zones_candidate
         res.files.sort(key=lambda f: f.path)
         res.seconds = time.perf_counter() - t0
         return res
-
-    def _evaluate(
-        self,
-        bound: Expression,
-        indexed: list[dict[str, Any]],
-        res: QueryResult,
-        max_in_fpp: float,
-    ) -> None:
-        evaluate(bound, indexed, res, max_in_fpp, self.columns, self._column, self.source.uri_of)
 
     # -- status -------------------------------------------------------------------
 
@@ -287,7 +354,7 @@ class ZoneIndex:
             "index": self.root,
             "version": self.version,
             "committed_at": self.manifest.committed_at,
-            "source": self.manifest.source["uri"],
+            "source": self.manifest.source.get("uri"),
             "zoning": {
                 "zone_rows": self.manifest.zoning.zone_rows,
                 "align": self.manifest.zoning.align,
@@ -296,14 +363,9 @@ class ZoneIndex:
             "rows_indexed": int(sum(r["num_rows"] for r in rows.values())),
         }
         if check_source:
-            listing = self.source.list()
+            listing = store.inside(self.storage, self.source, self.source.list())
             seen = {f.path: f for f in listing}
-            stale = [
-                f.path
-                for f in listing
-                if f.path in rows
-                and (rows[f.path]["size"], rows[f.path]["mtime_ns"]) != (f.size, f.mtime_ns)
-            ]
+            stale = [f.path for f in listing if f.path in rows and not unchanged(rows[f.path], f)]
             new = [f.path for f in listing if f.path not in rows]
             gone = [p for p in rows if p not in seen]
             fresh = len(listing) - len(stale) - len(new)
@@ -317,11 +379,12 @@ class ZoneIndex:
         cols = {}
         total_rows = max(out["rows_indexed"], 1)
         for name, col in self.columns.items():
-            d = self._column(name)
-            nbytes = d.zones.sizes * 4
-            fpp = putze_fpp_many(d.ndv.astype(np.float64), nbytes) if nbytes.size else nbytes
+            zt = self.zones(name)
+            nbytes = pc.binary_length(zt.column("bloom_filter_data")).to_numpy().astype(np.int64)
+            ndv = zt.column("ndv").to_numpy().astype(np.float64)
+            fpp = putze_fpp_many(ndv, nbytes) if nbytes.size else nbytes
             zone_bytes = int(nbytes.sum())
-            file_bytes = int((d.files.sizes * 4).sum())
+            file_bytes = sum(s.file_bytes for s in col.segments)
             cols[name] = {
                 "arrow_type": str(col.arrow_type),
                 "physical": col.physical_name,
@@ -329,15 +392,13 @@ class ZoneIndex:
                 "hash": f"{col.hash} seed {col.seed}",
                 "sizing": col.sizing,
                 "fpp_target": col.fpp,
-                "files": int(np.unique(d.fragment).shape[0]),
-                "zones": int(d.key.shape[0]),
+                "files": int(pc.count_distinct(zt.column("fragment_id")).as_py()),
+                "zones": zt.num_rows,
                 "segments": len(col.segments),
                 "zone_filter_bytes": zone_bytes,
                 "file_filter_bytes": file_bytes,
                 "bytes_per_row": (zone_bytes + file_bytes) / total_rows,
-                "disk_bytes": sum(
-                    _size(self.root, s.zones) + _size(self.root, s.files) for s in col.segments
-                ),
+                "disk_bytes": sum(self.storage.size(n) or 0 for s in col.segments for n in s.names),
                 "predicted_fpp_mean": float(fpp.mean()) if nbytes.size else 0.0,
                 "predicted_fpp_max": float(fpp.max()) if nbytes.size else 0.0,
             }
@@ -377,39 +438,46 @@ class ZoneIndex:
         return "\n".join(lines)
 
 
-def evaluate(
+@dataclass
+class Decided:
+    """Per file (fragment id): its candidate zones (None: the whole file) and why, or why
+    it is skipped."""
+
+    candidates: dict[int, tuple[list[tuple[int, int]] | None, str]] = field(default_factory=dict)
+    skipped: dict[int, str] = field(default_factory=dict)
+    zones_total: int = 0
+    zones_candidate: int = 0
+
+
+def decide(
     bound: Expression,
-    indexed: list[dict[str, Any]],
-    res: QueryResult,
-    max_in_fpp: float,
+    fids: np.ndarray | None,
     columns: dict[str, ColumnIndex],
     load: Callable[[str], ColumnData],
-    uri_of: Callable[[str], str],
-) -> None:
-    """Fill ``res`` with the candidates among ``indexed`` (fragment rows: ``fragment_id``,
-    ``path``, ``num_rows``, sorted by ``fragment_id``) for ``bound``, decided by the
-    pruning engine over the files and the zones ``load(column)`` returns (``columns``
-    says how each column is hashed). Shared by :class:`ZoneIndex` and readers of other
-    zone tables (:mod:`bloomskip.lance`), so every index answers with the same rules."""
-    fids = np.array([r["fragment_id"] for r in indexed], dtype=np.uint64)
-    res.rows_total = sum(r["num_rows"] for r in indexed) + sum(f.num_rows or 0 for f in res.files)
+    max_in_fpp: float,
+    notes: list[str],
+    all_fids: Callable[[], np.ndarray] | None = None,
+) -> Decided:
+    """Decide the files ``fids`` (sorted uint64) for ``bound`` with the pruning engine over
+    the files and the zones ``load(column)`` returns (``columns`` says how each column is
+    hashed). ``fids`` None: every file the index holds - those with zones of a referenced
+    column, those that column could not be indexed for, and (``all_fids``) every file
+    when the predicate uses no indexed column."""
+    out = Decided()
     cols = [r.name for r in referenced(bound) if r.name in columns]
     if not cols:
-        for r in indexed:
-            res.files.append(
-                FileCandidate(
-                    uri_of(r["path"]),
-                    "the predicate uses no indexed column",
-                    r["num_rows"],
-                    None,
-                    r["fragment_id"],
-                )
-            )
-        res.notes.append(
+        everything = fids if fids is not None else (all_fids() if all_fids else np.zeros(0))
+        for fid in everything.tolist():
+            out.candidates[int(fid)] = (None, "the predicate uses no indexed column")
+        notes.append(
             f"{bound}: nothing the index answers (=, IN and IS [NOT] NULL on {', '.join(columns)})"
         )
-        return
+        return out
     data = {c: load(c) for c in cols}
+    if fids is None:  # every file the index holds for these columns
+        parts = [d.fragment for d in data.values()]
+        parts += [np.array(columns[c].failed, dtype=np.uint64) for c in cols]
+        fids = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.uint64)
     # The zone universe: every zone any referenced column holds for these files.
     if len(data) == 1:
         keys = next(iter(data.values())).key  # sorted and unique already
@@ -420,7 +488,7 @@ def evaluate(
         keys = keys[first]
     keys = keys[np.isin(keys >> KEY_SHIFT, fids)]
     zfile = np.searchsorted(fids, keys >> KEY_SHIFT).astype(np.int64)
-    universe = Universe(fids, keys, zfile, max_in_fpp, res.notes)
+    universe = Universe(fids, keys, zfile, max_in_fpp, notes)
     evidence = {c: column_evidence(columns[c], data[c], universe) for c in cols}
     rules = _IndexRules(columns, universe)
 
@@ -430,45 +498,57 @@ def evaluate(
     def zones_of(ref: BoundReference) -> ColumnEvidence:
         return evidence[ref.name][1] if ref.name in evidence else rules.unindexed(ref)
 
-    file_may = Pruner(fids.shape[0], files_of, reasons=False, notes=res.notes).decide(bound).may
-    zone_may = Pruner(keys.shape[0], zones_of, reasons=False, notes=res.notes).decide(bound).may
-    res.zones_total = int(keys.shape[0])
-    res.zones_candidate = int(zone_may.sum())
+    file_may = Pruner(fids.shape[0], files_of, reasons=False, notes=notes).decide(bound).may
+    zone_may = Pruner(keys.shape[0], zones_of, reasons=False, notes=notes).decide(bound).may
+    out.zones_total = int(keys.shape[0])
+    out.zones_candidate = int(zone_may.sum())
     # Per file: its candidate zones. A file without zones in the universe is not indexed
     # for any referenced column: a candidate in full (unless empty).
     first = np.searchsorted(zfile, np.arange(fids.shape[0]), side="left")
     last = np.searchsorted(zfile, np.arange(fids.shape[0]), side="right")
-    for i, r in enumerate(indexed):
-        path = uri_of(r["path"])
+    for i, fid in enumerate(fids.tolist()):
         a, b = int(first[i]), int(last[i])
         if a == b:
-            if r["num_rows"] == 0:
-                res.skipped.append((path, "empty file"))
-            else:
-                res.files.append(
-                    FileCandidate(
-                        path,
-                        f"not indexed for {', '.join(cols)}",
-                        r["num_rows"],
-                        None,
-                        r["fragment_id"],
-                    )
-                )
+            out.candidates[fid] = (None, f"not indexed for {', '.join(cols)}")
             continue
         hit = np.flatnonzero(zone_may[a:b]) + a
         if hit.size == 0:
-            why = "file filter" if not file_may[i] else "every zone ruled out"
-            res.skipped.append((path, why))
+            out.skipped[fid] = "file filter" if not file_may[i] else "every zone ruled out"
             continue
-        res.files.append(
-            FileCandidate(
-                path,
-                f"{hit.size} of {b - a} zones may match",
-                r["num_rows"],
-                _zone_ranges(keys[hit], hit, data, evidence),
-                r["fragment_id"],
-            )
+        out.candidates[fid] = (
+            _zone_ranges(keys[hit], hit, data, evidence),
+            f"{hit.size} of {b - a} zones may match",
         )
+    return out
+
+
+def evaluate(
+    bound: Expression,
+    indexed: list[dict[str, Any]],
+    res: QueryResult,
+    max_in_fpp: float,
+    columns: dict[str, ColumnIndex],
+    load: Callable[[str], ColumnData],
+    uri_of: Callable[[str], str],
+) -> None:
+    """Fill ``res`` with the candidates among ``indexed`` (fragment rows: ``fragment_id``,
+    ``path``, ``num_rows``, sorted by ``fragment_id``) for ``bound`` (:func:`decide`).
+    Readers of other zone tables use it (:mod:`bloomskip.lance`), so every index
+    answers with the same rules."""
+    fids = np.array([r["fragment_id"] for r in indexed], dtype=np.uint64)
+    res.rows_total = sum(r["num_rows"] for r in indexed) + sum(f.num_rows or 0 for f in res.files)
+    decided = decide(bound, fids, columns, load, max_in_fpp, res.notes)
+    for r in indexed:
+        fid, path = int(r["fragment_id"]), uri_of(r["path"])
+        if fid in decided.skipped:
+            res.skipped.append((path, decided.skipped[fid]))
+            continue
+        zones, why = decided.candidates[fid]
+        if zones is None and r["num_rows"] == 0:
+            res.skipped.append((path, "empty file"))
+            continue
+        res.files.append(FileCandidate(path, why, r["num_rows"], zones, fid))
+    res.zones_total, res.zones_candidate = decided.zones_total, decided.zones_candidate
 
 
 class _IndexRules:
@@ -504,17 +584,19 @@ def _zone_ranges(
     return [(int(s), int(n)) for s, n in zip(starts, lengths, strict=True)]
 
 
-def _size(root: str, rel: str) -> int:
-    try:
-        return os.path.getsize(os.path.join(root, rel))
-    except OSError:
-        return 0
-
-
 def open_index(index_path: str | os.PathLike, *, version: int | None = None) -> ZoneIndex:
-    """Open the latest (or a given) committed version of the index at ``index_path``."""
-    root = store.local_dir(index_path)
-    return ZoneIndex(root, store.read_manifest(root, version))
+    """Open the latest (or a given) committed version of the index at ``index_path`` (a
+    local directory or an object-store URI)."""
+    storage = open_storage(index_path)
+    return ZoneIndex(storage, store.read_manifest(storage, version))
 
 
-__all__ = ["FileCandidate", "QueryResult", "ZoneIndex", "evaluate", "open_index"]
+__all__ = [
+    "Decided",
+    "FileCandidate",
+    "QueryResult",
+    "ZoneIndex",
+    "decide",
+    "evaluate",
+    "open_index",
+]

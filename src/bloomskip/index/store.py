@@ -1,219 +1,229 @@
-"""Committing and reading index versions atomically, on a local directory.
+"""Committing and reading index versions atomically, on a local directory or an object store.
 
-Every change to an index writes *new* files (tables under unique names, each written to a
-temporary name, fsynced and renamed) and then publishes one manifest,
-``_manifests/v<N+1>.json``. Publishing is an exclusive create: the manifest is written and
-fsynced under a temporary name, then hard-linked to its final name, which fails if that
-name exists. So:
+Every change to an index writes *new* objects (tables, parts, serving files under unique
+names) and then publishes one manifest, ``_manifests/v<N+1>.json``, with a create that
+succeeds only if no object has that name (:meth:`~.storage.Storage.create`: a hard link
+locally, a conditional put on object stores). So:
 
-* a reader takes the highest complete ``v*.json`` and sees version N or N+1, never half;
+* a reader takes the highest ``v*.json`` and sees version N or N+1, never half;
 * a writer killed at any point leaves the previous version intact (and at worst orphan
-  files, which :func:`vacuum` removes);
+  objects, which :func:`vacuum` removes);
 * of two writers racing for N+1, exactly one wins; the other gets
-  :class:`~bloomskip.errors.CommitConflictError` and re-plans on top of the winner.
+  :class:`~bloomskip.errors.CommitConflictError` and re-plans on top of the winner. When
+  a create fails, the manifest is read back: if it is this writer's own (a retried
+  request that had in fact succeeded), the commit stands.
 
-The index directory must be on a local (or mounted) file system: object stores do not
-offer an exclusive create through ``pyarrow.fs``.
+An index root belongs to bloomskip only if it holds the marker (:data:`~.layout.MARKER`),
+written when an index is first created there, into an empty root. :func:`vacuum` deletes
+nothing but names the index writes (:data:`~.layout.NAMES`) that no kept manifest uses,
+and locally never follows a symbolic link.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import time
 import uuid
-from collections.abc import Iterator
+from dataclasses import replace
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from bloomskip.errors import (
+    CommitConflictError,
+    CorruptFileError,
+    IndexNotFoundError,
+    InvalidParameterError,
+)
+from bloomskip.index.layout import (
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFESTS,
+    MARKER,
+    MAX_MANIFEST_BYTES,
+    NAMES,
+    Manifest,
+    check_depth,
+)
+from bloomskip.index.storage import Storage, age_s, open_storage
+from bloomskip.sources.base import Source, SourceFile
 
-from bloomskip.errors import CommitConflictError, CorruptFileError, IndexNotFoundError, SourceError
-from bloomskip.index.layout import Manifest
-
-MANIFESTS = "_manifests"
 _MANIFEST_RE = re.compile(r"^v(\d{20})\.json$")
-#: Largest manifest we agree to read.
-MAX_MANIFEST_BYTES = 256 * 1024 * 1024
 
 
-def local_dir(index_path: str | os.PathLike) -> str:
-    """The index directory as a local path (``file://`` URIs accepted)."""
-    text = os.fspath(index_path)
-    if text.startswith("file://"):
-        text = text[len("file://") :]
-    elif "://" in text:
-        raise SourceError(
-            f"{text}: an index must live in a local or mounted directory (its commits need "
-            "an atomic exclusive create); the data it indexes may be anywhere pyarrow.fs reads"
-        )
-    return os.path.abspath(text)
+def at(where: Storage | str | os.PathLike) -> Storage:
+    """A storage, or the storage an index path or URI names."""
+    return where if isinstance(where, Storage) else open_storage(where)
 
 
-def versions(root: str) -> list[int]:
+def versions(storage: Storage | str | os.PathLike) -> list[int]:
     """Committed versions, ascending."""
-    try:
-        names = os.listdir(os.path.join(root, MANIFESTS))
-    except FileNotFoundError:
-        return []
-    return sorted(int(m.group(1)) for n in names if (m := _MANIFEST_RE.match(n)))
+    storage = at(storage)
+    out = []
+    for e in storage.list(MANIFESTS + "/"):
+        m = _MANIFEST_RE.match(e.rel[len(MANIFESTS) + 1 :])
+        if m:
+            out.append(int(m.group(1)))
+    return sorted(out)
 
 
-def manifest_path(root: str, version: int) -> str:
-    return os.path.join(root, MANIFESTS, f"v{version:020d}.json")
+def manifest_name(version: int) -> str:
+    return f"{MANIFESTS}/v{version:020d}.json"
 
 
-def read_manifest(root: str, version: int | None = None) -> Manifest:
+def is_index(storage: Storage) -> bool:
+    """Whether the root holds the marker or a committed version (an index written before
+    markers existed)."""
+    return storage.size(MARKER) is not None or bool(versions(storage))
+
+
+def claim(storage: Storage) -> None:
+    """Make the root an index root: the marker is written into an empty root; a root that
+    holds anything else is refused, so nothing bloomskip did not write is ever at risk."""
+    if is_index(storage):
+        if storage.size(MARKER) is None:
+            storage.create(MARKER, _marker())
+        return
+    others = [e.rel for e in storage.list() if not NAMES.match(e.rel)][:3]
+    if others:
+        raise InvalidParameterError(
+            f"{storage.uri}: not empty and not a bloomskip index (it holds "
+            f"{', '.join(others)}{', ...' if len(others) == 3 else ''}); give an empty or a "
+            "new directory"
+        )
+    storage.create(MARKER, _marker())
+
+
+def _marker() -> bytes:
+    from bloomskip import __version__
+
+    return json.dumps({"format": FORMAT, "created_by": f"bloomskip {__version__}"}).encode()
+
+
+def read_manifest(storage: Storage | str | os.PathLike, version: int | None = None) -> Manifest:
     """The manifest of ``version`` (default: the latest)."""
+    storage = at(storage)
     if version is None:
-        found = versions(root)
+        found = versions(storage)
         if not found:
-            raise IndexNotFoundError(f"{root}: no zone index here (no committed version)")
+            raise IndexNotFoundError(f"{storage.uri}: no zone index here (no committed version)")
         version = found[-1]
-    path = manifest_path(root, version)
+    name = manifest_name(version)
+    label = storage.label(name)
+    size = storage.size(name)
+    if size is None:
+        raise IndexNotFoundError(f"{storage.uri}: version {version} does not exist")
+    if size > MAX_MANIFEST_BYTES:
+        raise CorruptFileError(f"{label}: manifest larger than {MAX_MANIFEST_BYTES} bytes")
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_MANIFEST_BYTES + 1)
+        raw = storage.read(name)
     except FileNotFoundError:
-        raise IndexNotFoundError(f"{root}: version {version} does not exist") from None
-    if len(raw) > MAX_MANIFEST_BYTES:
-        raise CorruptFileError(f"{path}: manifest larger than {MAX_MANIFEST_BYTES} bytes")
+        raise IndexNotFoundError(f"{storage.uri}: version {version} does not exist") from None
+    check_depth(raw, label)
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise CorruptFileError(f"{path}: manifest is not JSON: {e}") from e
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise CorruptFileError(f"{label}: manifest is not JSON: {e}") from e
     if not isinstance(data, dict):
-        raise CorruptFileError(f"{path}: manifest is not a JSON object")
-    m = Manifest.from_json(data, path)
+        raise CorruptFileError(f"{label}: manifest is not a JSON object")
+    m = Manifest.from_json(data, label)
     if m.version != version:
-        raise CorruptFileError(f"{path}: says version {m.version}")
+        raise CorruptFileError(f"{label}: says version {m.version}")
     return m
 
 
-def publish(root: str, manifest: Manifest) -> None:
-    """Make ``manifest`` the committed version ``manifest.version``, or raise
-    :class:`CommitConflictError` if another writer took that version first."""
-    directory = os.path.join(root, MANIFESTS)
-    os.makedirs(directory, exist_ok=True)
+def publish(storage: Storage | str | os.PathLike, manifest: Manifest) -> Manifest:
+    """Make ``manifest`` the committed version ``manifest.version`` and return it as
+    written, or raise :class:`CommitConflictError` if another writer took that version."""
+    storage = at(storage)
     manifest = _stamped(manifest)
     body = json.dumps(manifest.to_json(), indent=1, sort_keys=True).encode()
-    tmp = os.path.join(directory, f".tmp-{uuid.uuid4().hex}.json")
-    try:
-        with open(tmp, "xb") as fh:
-            fh.write(body)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, manifest_path(root, manifest.version))
-        except FileExistsError:
-            raise CommitConflictError(
-                f"{root}: version {manifest.version} was committed by another writer"
-            ) from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    _fsync_dir(directory)
+    name = manifest_name(manifest.version)
+    if storage.create(name, body):
+        return manifest
+    try:  # taken: by another writer, or by an earlier try of this very request?
+        if storage.read(name) == body:
+            return manifest
+    except FileNotFoundError:
+        pass
+    raise CommitConflictError(
+        f"{storage.uri}: version {manifest.version} was committed by another writer"
+    )
 
 
 def _stamped(m: Manifest) -> Manifest:
-    from dataclasses import replace
-
     from bloomskip import __version__
 
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return replace(m, committed_at=stamp, writer=f"bloomskip {__version__}")
+    return replace(
+        m,
+        committed_at=stamp,
+        writer=f"bloomskip {__version__}",
+        commit_id=uuid.uuid4().hex,
+        format_version=FORMAT_VERSION,
+    )
+
+
+def inside(storage: Storage, src: Source, listing: list[SourceFile]) -> list[SourceFile]:
+    """``listing`` without the index's own objects (an index kept inside its lake)."""
+    if not storage.local or src.scheme != "local":
+        return listing
+    root = storage.uri.rstrip(os.sep) + os.sep
+    return [f for f in listing if not f.path.startswith(root)]
 
 
 def new_name(directory: str, suffix: str) -> str:
-    """A fresh relative file name under ``directory``."""
+    """A fresh name under ``directory`` (relative to the root)."""
     return f"{directory}/{uuid.uuid4().hex}{suffix}"
 
 
-def write_table(root: str, rel: str, table: pa.Table) -> int:
-    """Write ``table`` as Parquet at ``root/rel`` (temporary name, fsync, rename); return
-    its size. Filter bitsets are stored without statistics or dictionary, zstd-compressed
-    (sparse filters of low-cardinality zones shrink to a few percent)."""
-    path = os.path.join(root, rel)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-    try:
-        pq.write_table(
-            table,
-            tmp,
-            compression="zstd",
-            use_dictionary=[c for c in table.column_names if c in ("path", "format")],
-            write_statistics=[c for c in table.column_names if c != "bloom_filter_data"],
-            row_group_size=4096,
-        )
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return os.path.getsize(path)
-
-
-def read_table(root: str, rel: str, columns: list[str] | None = None) -> pa.Table:
-    path = os.path.join(root, rel)
-    try:
-        return pq.read_table(path, columns=columns)
-    except FileNotFoundError:
-        raise CorruptFileError(f"{path}: listed by the index manifest but missing") from None
-    except (OSError, pa.ArrowException) as e:
-        raise CorruptFileError(f"{path}: unreadable index table: {e}") from e
-
-
 def referenced(m: Manifest) -> set[str]:
-    """Relative paths of every table ``m`` uses."""
+    """Names of every object ``m`` uses."""
     refs = {m.fragments} if m.fragments else set()
     for c in m.columns.values():
         for s in c.segments:
-            refs |= {s.zones, s.files}
+            refs.update(s.names)
     return refs
 
 
-def vacuum(root: str, *, keep_versions: int = 5, min_age_s: float = 3600.0) -> list[str]:
-    """Delete manifests older than the last ``keep_versions`` and every table no kept
-    manifest references, if older than ``min_age_s`` (a running build's fresh files are
-    never touched). Returns the relative paths removed."""
-    found = versions(root)
+def vacuum(
+    storage: Storage | str | os.PathLike, *, keep_versions: int = 5, min_age_s: float = 3600.0
+) -> list[str]:
+    """Delete manifests older than the last ``keep_versions`` and every object the index
+    wrote that no kept manifest uses, if older than ``min_age_s`` (a running build's fresh
+    objects are never touched). Returns the names removed."""
+    storage = at(storage)
+    found = versions(storage)
+    if not found and storage.size(MARKER) is None:
+        raise IndexNotFoundError(f"{storage.uri}: no zone index here (no committed version)")
+    # (an index whose first build was killed has its marker and no version: its objects
+    # are all orphans)
     keep = found[-keep_versions:] if keep_versions > 0 else found[-1:]
-    live: set[str] = set()
+    live: set[str] = {MARKER}
     for v in keep:
-        live |= referenced(read_manifest(root, v))
+        live.add(manifest_name(v))
+        live |= referenced(read_manifest(storage, v))
     removed = []
-    now = time.time()
-    for v in found:
-        if v not in keep:
-            os.unlink(manifest_path(root, v))
-            removed.append(os.path.relpath(manifest_path(root, v), root))
-    manifests = os.path.join(root, MANIFESTS)
-    for name in os.listdir(manifests) if os.path.isdir(manifests) else []:
-        path = os.path.join(manifests, name)
-        if name.startswith(".tmp-") and now - os.path.getmtime(path) >= min_age_s:
-            os.unlink(path)  # left by a commit killed before it linked its manifest
-            removed.append(f"{MANIFESTS}/{name}")
-    for rel in _tables(root):
-        path = os.path.join(root, rel)
-        if rel not in live and now - os.path.getmtime(path) >= min_age_s:
-            os.unlink(path)
-            removed.append(rel)
-    return removed
+    for e in storage.list():
+        if e.rel in live or not NAMES.match(e.rel):
+            continue  # ours and in use, or not ours at all
+        old_manifest = _MANIFEST_RE.match(e.rel.rpartition("/")[2]) and e.rel.startswith(MANIFESTS)
+        if not old_manifest and age_s(e) < min_age_s:
+            continue
+        storage.delete(e.rel)
+        removed.append(e.rel)
+    return sorted(removed)
 
 
-def _tables(root: str) -> Iterator[str]:
-    for top in ("fragments", "columns"):
-        for dirpath, _, files in os.walk(os.path.join(root, top)):
-            for f in files:
-                yield os.path.relpath(os.path.join(dirpath, f), root).replace(os.sep, "/")
-
-
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+__all__ = [
+    "at",
+    "claim",
+    "inside",
+    "is_index",
+    "manifest_name",
+    "new_name",
+    "publish",
+    "read_manifest",
+    "referenced",
+    "vacuum",
+    "versions",
+]

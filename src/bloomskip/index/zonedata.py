@@ -18,9 +18,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bloomskip._lazy import lazy
-from bloomskip.errors import BloomskipError
-from bloomskip.index import store
-from bloomskip.index.layout import ColumnIndex
+from bloomskip.errors import BloomskipError, CorruptFileError
+from bloomskip.index import serving
+from bloomskip.index.layout import ColumnIndex, Zoning, check_zone_table
+from bloomskip.index.storage import Storage
 
 kernels = lazy("bloomskip.index.kernels")
 
@@ -87,6 +88,25 @@ class Filters:
         return out
 
 
+class Routed:
+    """Zone filters kept in several places: row ``i`` is zone ``local[i]`` of source
+    ``source[i]`` (each source has ``probe(local_rows, hashes)``)."""
+
+    def __init__(self, sources: list, source: np.ndarray, local: np.ndarray) -> None:
+        self.sources, self.source, self.local = sources, source, local
+
+    def take(self, order: np.ndarray) -> Routed:
+        return Routed(self.sources, self.source[order], self.local[order])
+
+    def probe(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+        out = np.zeros(rows.shape[0], dtype=np.bool_)
+        src = self.source[rows]
+        for s in np.unique(src).tolist():
+            mine = np.flatnonzero(src == s)
+            out[mine] = self.sources[s](self.local[rows[mine]], hashes)
+        return out
+
+
 @dataclass
 class ColumnData:
     """One column's live zones (sorted by fragment, start) and file filters."""
@@ -96,19 +116,109 @@ class ColumnData:
     start: np.ndarray
     length: np.ndarray
     has_null: np.ndarray
-    ndv: np.ndarray
-    zones: Filters
+    ndv: np.ndarray  # distinct values (served zones: 1 if any value, else 0)
+    zones: Filters | Routed
     file_fragment: np.ndarray  # sorted
     file_has_null: np.ndarray
     file_ndv: np.ndarray
     files: Filters
 
 
-def load_column(root: str, col: ColumnIndex, live: np.ndarray) -> ColumnData:
-    live_arr = pa.array(live, type=pa.uint64())
-    zt = _concat(root, [s.zones for s in col.segments], live_arr)
-    ft = _concat(root, [s.files for s in col.segments], live_arr)
-    return column_data(col.name, zt, ft)
+def load_column(
+    storage: Storage,
+    col: ColumnIndex,
+    zoning: Zoning,
+    *,
+    live: np.ndarray | None = None,
+    dropped: np.ndarray | None = None,
+) -> ColumnData:
+    """``col``'s zones as a query needs them: from the serving directories (filters read
+    block by block later), and from the zone tables of format 1 segments. A zone is kept
+    if its fragment is in ``live`` (sorted), or, without ``live``, not in ``dropped``."""
+
+    def alive(fragment: np.ndarray) -> np.ndarray:
+        if live is not None:
+            return np.isin(fragment, live)
+        if dropped is not None and dropped.size:
+            return ~np.isin(fragment, dropped)
+        return np.ones(fragment.shape[0], np.bool_)
+
+    parts = []  # (key, length, has_null, ndv, source id, local index)
+    sources: list = []
+    served = [s for s in col.segments if s.directory]
+    if served:
+        dirs = []
+        for s in served:
+            size = s.directory_size or storage.size(s.directory) or 0
+            d = serving.read_directory(storage, s.directory, size)
+            if d.identity != col.identity():
+                raise CorruptFileError(
+                    f"{storage.label(s.directory)}: holds {d.identity}, the manifest says "
+                    f"{col.identity()}"
+                )
+            dirs.append(d)
+        filters = serving.ServedFilters(storage, dirs, [s.slabs for s in served])
+        for i, d in enumerate(dirs):
+            frag = d.keys >> KEY_SHIFT
+            ok = alive(frag)
+            sid = len(sources)
+            sources.append(
+                lambda rows, h, i=i, f=filters: f.probe(np.full(rows.shape[0], i), rows, h)
+            )
+            parts.append(
+                (
+                    d.keys[ok],
+                    d.lengths[ok],
+                    (d.flags[ok] & serving.HAS_NULL) > 0,
+                    ((d.flags[ok] & serving.HAS_VALUE) > 0).astype(np.uint64),
+                    np.full(int(ok.sum()), sid, np.int64),
+                    np.flatnonzero(ok),
+                )
+            )
+    tables = [r for s in col.segments if not s.directory for r in s.zones]
+    if tables:
+        if live is None:
+            raise BloomskipError("format 1 segments need the live fragments")
+        live_arr = pa.array(live, type=pa.uint64())
+        zt = _concat(storage, tables, live_arr, col, zoning)
+        d = column_data(col.name, zt)
+        sid = len(sources)
+        sources.append(d.zones.probe)
+        parts.append((d.key, d.length, d.has_null, d.ndv, np.full(d.key.shape[0], sid, np.int64),
+                      np.arange(d.key.shape[0])))  # fmt: skip
+    if parts:
+        key, length, has_null, ndv, src, local = (
+            np.concatenate(x) for x in zip(*parts, strict=True)
+        )
+    else:
+        key = length = ndv = np.zeros(0, np.uint64)
+        has_null = np.zeros(0, np.bool_)
+        src = local = np.zeros(0, np.int64)
+    order = np.argsort(key, kind="stable")
+    first = np.ones(order.shape[0], np.bool_)
+    first[1:] = key[order][1:] != key[order][:-1]  # a zone written twice: keep one
+    order = order[first]
+    key = key[order]
+    files = [r for s in col.segments for r in s.files]
+    if files:
+        live_ids = live if live is not None else np.unique(key >> KEY_SHIFT)
+        ft = _concat(storage, files, pa.array(live_ids, type=pa.uint64()), None, zoning)
+        fd = column_data(col.name, pa.table({"fragment_id": pa.array([], pa.uint64())}), ft)
+    else:
+        fd = column_data(col.name, pa.table({"fragment_id": pa.array([], pa.uint64())}))
+    return ColumnData(
+        key=key,
+        fragment=key >> KEY_SHIFT,
+        start=key & np.uint64((1 << 40) - 1),
+        length=length[order],
+        has_null=has_null[order],
+        ndv=ndv[order],
+        zones=Routed(sources, src[order], local[order]),
+        file_fragment=fd.file_fragment,
+        file_has_null=fd.file_has_null,
+        file_ndv=fd.file_ndv,
+        files=fd.files,
+    )
 
 
 def column_data(name: str, zt: pa.Table, ft: pa.Table | None = None) -> ColumnData:
@@ -156,10 +266,14 @@ def column_data(name: str, zt: pa.Table, ft: pa.Table | None = None) -> ColumnDa
     )
 
 
-def _concat(root: str, rels: list[str], live: pa.Array) -> pa.Table:
+def _concat(
+    storage: Storage, rels: list[str], live: pa.Array, col: ColumnIndex | None, zoning: Zoning
+) -> pa.Table:
     tables = []
     for rel in rels:
-        t = store.read_table(root, rel)
+        t = storage.read_table(rel)
+        if col is not None:
+            check_zone_table(t, col, zoning, storage.label(rel))
         tables.append(t.filter(pc.is_in(t.column("fragment_id"), value_set=live)))
     if not tables:
         return pa.table({"fragment_id": pa.array([], pa.uint64())})
@@ -172,4 +286,4 @@ def _u64(t: pa.Table, name: str) -> np.ndarray:
     return t.column(name).to_numpy().astype(np.uint64)
 
 
-__all__ = ["KEY_SHIFT", "ColumnData", "Filters", "column_data", "load_column"]
+__all__ = ["KEY_SHIFT", "ColumnData", "Filters", "Routed", "column_data", "load_column"]

@@ -1,5 +1,7 @@
-"""ORC bloom filter indexes: file structure (:mod:`.file`), the filters themselves, and
-pruning row groups with them (:mod:`.prune`)."""
+"""ORC bloom filter indexes: file structure (:mod:`.file` for the tail, :mod:`.stripes`
+per stripe, metadata messages through protobuf in :mod:`.proto`), the filters themselves
+(:mod:`.filter`, fed as the writers feed them by :mod:`.feeds`), and pruning row groups
+with them (:mod:`.prune`, with :mod:`.schema`, :mod:`.trust` and :mod:`.statistics`)."""
 
 from bloomskip.orc.file import OrcFile, read_orc
 from bloomskip.orc.filter import OrcBloomFilter

@@ -1,5 +1,5 @@
-"""ORC file structure, from our own parse: tail, writer, columns, stripes, row groups,
-row indexes and bloom filter indexes.
+"""ORC file structure, from our own parse: the tail, the writer, the columns and the
+stripes.
 
 :func:`read_orc` reads a file's tail - PostScript, Footer - and returns an
 :class:`OrcFile` that exposes what bloom filter work needs:
@@ -9,26 +9,21 @@ row indexes and bloom filter indexes.
 * the column tree, ids in pre-order with the root struct as 0 (:class:`Column`: name
   path as ORC Java spells it - struct field names, ``_elem`` for list elements,
   ``_key``/``_value`` for maps, the branch number for unions - kind, precision, scale);
-* the stripes (:class:`Stripe`), and per stripe, read on demand: the stripe footer, each
-  stream's place in the file, each column's encoding (with ``bloom_encoding``), the row
-  groups (:class:`RowGroup`: ``row_index_stride`` rows each, restarting at every stripe,
-  the last one shorter), a column's row index (statistics per row group) and its bloom
-  filter index (:class:`ColumnBloomFilters`: ``BLOOM_FILTER_UTF8`` streams preferred,
-  legacy ``BLOOM_FILTER`` otherwise, entries as stored).
+* the stripes (:class:`Stripe`) and the stripe statistics (Metadata), and per stripe,
+  read on demand by :mod:`.stripes`, its footer, streams, row groups, row indexes and
+  bloom filter indexes.
 
 It does not hash or test anything (see ``bloomskip.orc.filter``), and reads no column
-data. Layout, field numbers and stream placement follow the ORC v1 specification
-(apache/orc-format ``specification/ORCv1.md``: "File Tail", "Compression", "Stripes",
-"Indexes") and ``orc_proto.proto``; a stream's offset is its stripe's offset plus the
-lengths of the streams listed before it in the stripe footer, as ORC C++ computes it.
+data. Layout follows the ORC v1 specification (apache/orc-format
+``specification/ORCv1.md``: "File Tail", "Compression"); the messages are parsed by
+:mod:`.proto`.
 
 A 0-byte file is an empty table (no stripes), as ORC Java reads it. Hostile files raise
 :class:`~bloomskip.errors.CorruptFileError` (or
-:class:`~bloomskip.errors.UnsupportedFileError` for LZO and encrypted stripes) naming
-the file, the structure and the byte offset: every offset and length is checked against
-the file before anything is read, the column tree must be a pre-order tree (no cycles, no
-shared children, at most :data:`MAX_DEPTH` levels), stripe row counts must add up to the
-file's, and a row index or bloom filter index must have one entry per row group.
+:class:`~bloomskip.errors.UnsupportedFileError` for LZO) naming the file, the structure
+and the byte offset: every offset and length is checked against the file before anything
+is read, the column tree must be a pre-order tree (no cycles, no shared children, at most
+:data:`MAX_DEPTH` levels), and stripe row counts must add up to the file's.
 """
 
 from __future__ import annotations
@@ -40,62 +35,21 @@ from typing import BinaryIO
 from bloomskip.errors import CorruptFileError, UnsupportedFileError
 from bloomskip.orc import proto
 from bloomskip.orc.compression import Compression, compression_of, decompress
+from bloomskip.orc.stripes import StripeIndexes
+from bloomskip.orc.types import KIND_NAMES, LIST, MAP, STRUCT, UNION
 
 MAGIC = b"ORC"
 #: How much of the file's end is read first (ORC Java's ``DIRECTORY_SIZE_GUESS``).
 TAIL_GUESS = 16 * 1024
 #: Largest Footer + Metadata on disk we agree to read.
 MAX_TAIL_BYTES = 256 * 1024 * 1024
-#: Largest decompressed Footer or stripe footer (real ones are kilobytes to megabytes;
-#: decoded, a hostile one could take several times its size in Python objects).
+#: Largest decompressed Footer (real ones are kilobytes to megabytes; decoded, a hostile
+#: one could take several times its size in Python objects).
 MAX_FOOTER_BYTES = 64 * 1024 * 1024
 #: Deepest column nesting accepted (struct in struct in ...), root at depth 0.
 MAX_DEPTH = 256
-#: Most row groups one stripe may have (10^10 rows at the default stride of 10,000).
-MAX_ROW_GROUPS_PER_STRIPE = 1 << 20
 
-KIND_NAMES = {
-    0: "BOOLEAN",
-    1: "BYTE",
-    2: "SHORT",
-    3: "INT",
-    4: "LONG",
-    5: "FLOAT",
-    6: "DOUBLE",
-    7: "STRING",
-    8: "BINARY",
-    9: "TIMESTAMP",
-    10: "LIST",
-    11: "MAP",
-    12: "STRUCT",
-    13: "UNION",
-    14: "DECIMAL",
-    15: "DATE",
-    16: "VARCHAR",
-    17: "CHAR",
-    18: "TIMESTAMP_INSTANT",
-    19: "GEOMETRY",
-    20: "GEOGRAPHY",
-}
-LIST, MAP, STRUCT, UNION = 10, 11, 12, 13
 _COMPOUND = {LIST, MAP, STRUCT, UNION}
-
-STREAM_KIND_NAMES = {
-    0: "PRESENT",
-    1: "DATA",
-    2: "LENGTH",
-    3: "DICTIONARY_DATA",
-    4: "DICTIONARY_COUNT",
-    5: "SECONDARY",
-    6: "ROW_INDEX",
-    7: "BLOOM_FILTER",
-    8: "BLOOM_FILTER_UTF8",
-    9: "ENCRYPTED_INDEX",
-    10: "ENCRYPTED_DATA",
-    100: "STRIPE_STATISTICS",
-    101: "FILE_STATISTICS",
-}
-ROW_INDEX, BLOOM_FILTER, BLOOM_FILTER_UTF8 = 6, 7, 8
 
 WRITER_NAMES = {
     0: "ORC_JAVA",
@@ -119,7 +73,6 @@ WRITER_VERSION_NAMES = {
     9: "ORC-14",
 }
 CALENDAR_NAMES = {0: "UNKNOWN_CALENDAR", 1: "JULIAN_GREGORIAN", 2: "PROLEPTIC_GREGORIAN"}
-ENCODING_NAMES = {0: "DIRECT", 1: "DICTIONARY", 2: "DIRECT_V2", 3: "DICTIONARY_V2"}
 
 
 # ---------------------------------------------------------------------------- results
@@ -225,61 +178,6 @@ class Stripe:
         return self.offset + self.index_length + self.data_length
 
 
-@dataclass(frozen=True, slots=True)
-class StreamInfo:
-    """A stream of a stripe, placed in the file."""
-
-    kind: int | None
-    column: int
-    offset: int
-    length: int
-
-    @property
-    def kind_name(self) -> str:
-        return STREAM_KIND_NAMES.get(self.kind, f"kind {self.kind}")  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True, slots=True)
-class RowGroup:
-    """A unit of pruning: ``num_rows`` rows from row ``first_row`` of the file."""
-
-    stripe: int
-    index: int  # within the stripe: entry ``index`` of its row and bloom filter indexes
-    first_row: int
-    num_rows: int
-
-
-@dataclass(frozen=True, slots=True)
-class ColumnBloomFilters:
-    """A column's bloom filter index in one stripe: one entry per row group, as stored."""
-
-    stripe: int
-    column: int
-    stream_kind: int  # BLOOM_FILTER_UTF8 (8) or BLOOM_FILTER (7)
-    bloom_encoding: int | None  # the column's ColumnEncoding.bloom_encoding in the stripe
-    offset: int  # of the stream in the file
-    length: int
-    filters: tuple[proto.BloomFilter, ...]
-    #: every bloom stream kind the stripe has for this column (``(7, 8)`` when both)
-    kinds_present: tuple[int, ...] = ()
-
-    @property
-    def kind(self) -> str:
-        return STREAM_KIND_NAMES[self.stream_kind]
-
-    def bitset(self, row_group: int) -> bytes:
-        """The bits of entry ``row_group`` as little-endian 64-bit words: ``utf8bitset``
-        from a BLOOM_FILTER_UTF8 stream, the ``bitset`` words from a legacy one (``b""``
-        when the entry has none)."""
-        f = self.filters[row_group]
-        if self.stream_kind == BLOOM_FILTER_UTF8:
-            return f.utf8bitset or b""
-        return f.bitset
-
-    def num_hash_functions(self, row_group: int) -> int | None:
-        return self.filters[row_group].num_hash_functions
-
-
 # ----------------------------------------------------------------------------- source
 
 
@@ -326,7 +224,7 @@ class _Source:
 
 
 @dataclass(eq=False)
-class OrcFile:
+class OrcFile(StripeIndexes):
     """A parsed ORC file tail, with per-stripe structures read on demand."""
 
     name: str
@@ -340,6 +238,7 @@ class OrcFile:
     #: where the Metadata (stripe statistics) sits: offset, length
     metadata_range: tuple[int, int]
     _source: _Source = field(repr=False)
+    # caches of the per-stripe methods (see bloomskip.orc.stripes.StripeIndexes)
     _stripe_footers: dict = field(default_factory=dict, repr=False)
     _streams: dict = field(default_factory=dict, repr=False)
     _by_kind: dict = field(default_factory=dict, repr=False)
@@ -379,164 +278,8 @@ class OrcFile:
             raw = self._source.read(offset, length, "metadata")
             what = f"{self.name}: metadata at offset {offset}"
             data = decompress(raw, self.compression, name=what, offset=offset)
-            self._metadata = proto.decode(proto.decode_metadata, data, what)
+            self._metadata = proto.metadata(data, what)
         return self._metadata
-
-    # -- stripes ---------------------------------------------------------------------
-
-    def stripe_footer(self, stripe: int) -> proto.StripeFooter:
-        """The footer of ``stripe`` (streams, column encodings, writer time zone)."""
-        sf = self._stripe_footers.get(stripe)
-        if sf is None:
-            s = self.stripes[stripe]
-            offset = s.footer_offset
-            raw = self._source.read(offset, s.footer_length, f"stripe {stripe} footer")
-            what = f"{self.name}: stripe {stripe} footer at offset {offset}"
-            data = decompress(
-                raw, self.compression, name=what, offset=offset, limit=MAX_FOOTER_BYTES
-            )
-            sf = proto.decode(proto.decode_stripe_footer, data, what)
-            self._stripe_footers[stripe] = sf
-        return sf
-
-    def streams(self, stripe: int) -> tuple[StreamInfo, ...]:
-        """The streams of ``stripe`` with their file offsets, in stripe footer order."""
-        out = self._streams.get(stripe)
-        if out is not None:
-            return out
-        s = self.stripes[stripe]
-        sf = self.stripe_footer(stripe)
-        if self.encrypted or sf.encryption_variants:
-            raise UnsupportedFileError(
-                f"{self.name}: stripe {stripe} has encrypted columns; their streams are "
-                "placed between the plain ones, which bloomskip does not locate yet"
-            )
-        pos = s.offset
-        end = s.offset + s.index_length + s.data_length
-        located = []
-        for i, st in enumerate(sf.streams):
-            length = st.length or 0
-            column = 0 if st.column is None else st.column
-            if column >= len(self.columns):
-                raise CorruptFileError(
-                    f"{self.name}: stripe {stripe} stream {i} names column {column}, but the "
-                    f"file has {len(self.columns)} columns"
-                )
-            if length > end - pos:
-                raise CorruptFileError(
-                    f"{self.name}: stripe {stripe} stream {i} at offset {pos} with length "
-                    f"{length} runs past the stripe's index and data ({end})"
-                )
-            located.append(StreamInfo(st.kind, column, pos, length))
-            pos += length
-        out = self._streams[stripe] = tuple(located)
-        return out
-
-    def column_encoding(self, stripe: int, column: int) -> proto.ColumnEncoding | None:
-        """``ColumnEncoding`` of ``column`` in ``stripe`` (None if the footer lists none)."""
-        cols = self.stripe_footer(stripe).columns
-        return cols[column] if 0 <= column < len(cols) else None
-
-    def writer_timezone(self, stripe: int) -> str | None:
-        return self.stripe_footer(stripe).writer_timezone
-
-    def read_stream(self, stripe: int, stream: StreamInfo) -> bytes:
-        """The decompressed bytes of one stream of ``stripe``."""
-        what = f"{self.name}: stripe {stripe} {stream.kind_name} stream of column {stream.column}"
-        raw = self._source.read(stream.offset, stream.length, what)
-        return decompress(raw, self.compression, name=what, offset=stream.offset)
-
-    def _find(self, stripe: int, column: int, kind: int) -> StreamInfo | None:
-        if not 0 <= column < len(self.columns):
-            raise KeyError(f"{self.name}: no column id {column}")
-        index = self._by_kind.get(stripe)
-        if index is None:
-            # the last stream of a kind wins, as in ORC Java's StripePlanner
-            index = {(st.column, st.kind): st for st in self.streams(stripe)}
-            self._by_kind[stripe] = index
-        return index.get((column, kind))
-
-    # -- row groups and indexes ------------------------------------------------------
-
-    def row_groups(self, stripe: int | None = None) -> tuple[RowGroup, ...]:
-        """Row groups of ``stripe``, or of the whole file in order (stripe by stripe).
-
-        A row group is ``row_index_stride`` rows; the last of each stripe may be shorter.
-        Without a row index (stride 0) each stripe is one unit. They tile every row.
-        """
-        if stripe is None:
-            return tuple(g for i in range(len(self.stripes)) for g in self.row_groups(i))
-        s = self.stripes[stripe]
-        stride = self.row_index_stride
-        if stride == 0:
-            return (RowGroup(stripe, 0, s.first_row, s.num_rows),) if s.num_rows else ()
-        count = self.num_row_groups(stripe)
-        return tuple(
-            RowGroup(stripe, j, s.first_row + j * stride, min(stride, s.num_rows - j * stride))
-            for j in range(count)
-        )
-
-    def num_row_groups(self, stripe: int) -> int:
-        s = self.stripes[stripe]
-        stride = self.row_index_stride
-        if stride == 0:
-            return 1 if s.num_rows else 0
-        count = -(-s.num_rows // stride)
-        if count > MAX_ROW_GROUPS_PER_STRIPE:
-            raise CorruptFileError(
-                f"{self.name}: stripe {stripe} at offset {s.offset} claims {s.num_rows:,} rows, "
-                f"{count:,} row groups of {stride:,} (at most {MAX_ROW_GROUPS_PER_STRIPE:,})"
-            )
-        return count
-
-    def row_index(self, stripe: int, column: int) -> tuple[proto.RowIndexEntry, ...] | None:
-        """The row index of ``column`` in ``stripe``: one entry (positions, statistics) per
-        row group; None when the stripe has no ROW_INDEX stream for the column."""
-        st = self._find(stripe, column, ROW_INDEX)
-        if st is None:
-            return None
-        what = f"{self.name}: stripe {stripe} row index of column {column} at offset {st.offset}"
-        entries = proto.decode(proto.decode_row_index, self.read_stream(stripe, st), what).entries
-        self._check_count(stripe, len(entries), what)
-        return entries
-
-    def bloom_filters(self, stripe: int, column: int) -> ColumnBloomFilters | None:
-        """The bloom filter index of ``column`` in ``stripe``, as stored: from its
-        BLOOM_FILTER_UTF8 stream, else its legacy BLOOM_FILTER stream; None if neither."""
-        utf8 = self._find(stripe, column, BLOOM_FILTER_UTF8)
-        legacy = self._find(stripe, column, BLOOM_FILTER)
-        st = utf8 or legacy
-        if st is None:
-            return None
-        present = tuple(k for k, s in ((BLOOM_FILTER, legacy), (BLOOM_FILTER_UTF8, utf8)) if s)
-        what = (
-            f"{self.name}: stripe {stripe} {st.kind_name} stream of column {column} "
-            f"at offset {st.offset}"
-        )
-        index = proto.decode(proto.decode_bloom_filter_index, self.read_stream(stripe, st), what)
-        self._check_count(stripe, len(index.bloom_filters), what)
-        enc = self.column_encoding(stripe, column)
-        return ColumnBloomFilters(
-            stripe=stripe,
-            column=column,
-            stream_kind=st.kind,  # type: ignore[arg-type]
-            bloom_encoding=None if enc is None else enc.bloom_encoding,
-            offset=st.offset,
-            length=st.length,
-            filters=index.bloom_filters,
-            kinds_present=present,
-        )
-
-    def _check_count(self, stripe: int, entries: int, what: str) -> None:
-        if self.row_index_stride == 0:
-            raise CorruptFileError(f"{what}: the file has no row index stride")
-        expected = self.num_row_groups(stripe)
-        if entries != expected:
-            s = self.stripes[stripe]
-            raise CorruptFileError(
-                f"{what}: {entries} entries for {expected} row groups ({s.num_rows:,} rows, "
-                f"stride {self.row_index_stride:,})"
-            )
 
 
 # ----------------------------------------------------------------------------- reading
@@ -569,7 +312,7 @@ def read_orc(source: str | os.PathLike | BinaryIO | bytes, *, name: str | None =
         )
     ps_start = size - 1 - ps_len
     ps_raw = tail[ps_start - tail_start : -1]
-    ps = proto.decode(proto.decode_postscript, ps_raw, f"{name}: PostScript at offset {ps_start}")
+    ps = proto.postscript(ps_raw, f"{name}: PostScript at offset {ps_start}")
     if ps.magic != MAGIC and src.read(0, len(MAGIC), "file header") != MAGIC:
         raise CorruptFileError(f"{name}: not an ORC file (no 'ORC' in the PostScript or header)")
     compression = compression_of(ps.compression, ps.compression_block_size, name)
@@ -598,7 +341,7 @@ def read_orc(source: str | os.PathLike | BinaryIO | bytes, *, name: str | None =
     footer_data = decompress(
         footer_raw, compression, name=what, offset=footer_start, limit=MAX_FOOTER_BYTES
     )
-    footer = proto.decode(proto.decode_footer, footer_data, what)
+    footer = proto.footer(footer_data, what)
     columns = _columns(footer.types, name)
     content_end = footer_start - meta_len - stats_len
     stripes = _stripes(footer, content_end, name)

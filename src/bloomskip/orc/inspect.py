@@ -17,7 +17,8 @@ import os
 from typing import Any
 
 from bloomskip.errors import BloomskipError
-from bloomskip.orc.file import BLOOM_FILTER_UTF8, ColumnBloomFilters, OrcFile, read_orc
+from bloomskip.orc.file import OrcFile, read_orc
+from bloomskip.orc.stripes import BLOOM_FILTER_UTF8, ColumnBloomFilters
 
 MAX_K = 64
 

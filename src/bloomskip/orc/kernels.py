@@ -16,10 +16,13 @@ words) probed ``k`` times per value. Each value is reduced to one signed 64-bit
       tail (1-7 bytes, little-endian, zero-extended): t *= C1; t = rotl(t, 31); t *= C2; h ^= t
       h ^= length; h = fmix64(h)
 
+  The block mix, tail load and ``fmix64`` are MurmurHash3's, shared with
+  :mod:`bloomskip.hashing.kernels`.
+
 * numbers (every integer width, dates as days, timestamps as milliseconds, floats
-  and doubles through ``Double.doubleToLongBits``): Thomas Wang's 64-bit integer mix,
-  with Java's *arithmetic* (sign-extending) ``>>``. A logical shift here was the C++
-  bug ORC-1024.
+  and doubles by their bits, which :mod:`.feeds` makes canonical for NaNs as
+  ``Double.doubleToLongBits`` does): Thomas Wang's 64-bit integer mix, with Java's
+  *arithmetic* (sign-extending) ``>>``. A logical shift here was the C++ bug ORC-1024.
 
 The ``k`` positions come from the base hash by Kirsch-Mitzenmacher double hashing,
 exactly as Java computes them in 32-bit ``int`` arithmetic::
@@ -46,6 +49,8 @@ import numpy as np
 from numba import njit
 
 from bloomskip._numba import KERNEL, load_u64
+from bloomskip.hashing.kernels import fmix64, load_tail, murmur3_k1, rotl64
+from bloomskip.orc.types import VAR_PAD, VAR_RAW, VAR_TRUNCATE  # noqa: F401 - kernels use them
 
 #: The seed ORC passes to ``Murmur3.hash64`` (``Murmur3.DEFAULT_SEED``).
 SEED = 104729
@@ -55,20 +60,10 @@ NULL_HASHCODE = 2862933555777941757
 CANONICAL_NAN_BITS = 0x7FF8000000000000
 
 #: How string values are cut or padded before hashing (ORC's writers, per column kind).
-VAR_RAW = 0  # STRING, BINARY: the bytes as they are
-VAR_TRUNCATE = 1  # VARCHAR(n): at most n characters
-VAR_PAD = 2  # CHAR(n): exactly n characters, padded with ' ' (one byte per pad)
 
 _U64 = np.uint64
-_C1 = np.uint64(0x87C37B91114253D5)
-_C2 = np.uint64(0x4CF5AD432745937F)
-_FM1 = np.uint64(0xFF51AFD7ED558CCD)
-_FM2 = np.uint64(0xC4CEB9FE1A85EC53)
 _N1 = np.uint64(0x52DCE729)
 _LOW32 = np.uint64(0xFFFFFFFF)
-_ABS_MASK = np.int64(0x7FFFFFFFFFFFFFFF)
-_INF_BITS = np.int64(0x7FF0000000000000)
-_NAN_BITS = np.int64(CANONICAL_NAN_BITS)
 _SPACE = np.uint8(0x20)
 #: Room for the canonical text of one decimal256 at scale <= 76: at most 80 bytes
 #: (a sign, 78 digits and a point, or "-0." and 76 digits).
@@ -79,40 +74,19 @@ DECIMAL_MAX_CHARS = 96
 
 
 @njit(inline="always")
-def _rotl(x, r):
-    return (x << _U64(r)) | (x >> _U64(64 - r))
-
-
-@njit(inline="always")
 def murmur3_hash64(data, start, length):
     """ORC's ``Murmur3.hash64(data, start, length)`` (seed 104729), as a uint64."""
     h = _U64(SEED)
     p = start
-    nblocks = length >> 3
-    for _ in range(nblocks):
-        k = load_u64(data, p)
-        k *= _C1
-        k = _rotl(k, 31)
-        k *= _C2
-        h ^= k
-        h = _rotl(h, 27) * _U64(5) + _N1
+    for _ in range(length >> 3):
+        h ^= murmur3_k1(load_u64(data, p))
+        h = rotl64(h, 27) * _U64(5) + _N1
         p += 8
     tail = length & 7
     if tail:
-        k1 = _U64(0)
-        for i in range(tail - 1, -1, -1):
-            k1 = (k1 << _U64(8)) | _U64(data[p + i])
-        k1 *= _C1
-        k1 = _rotl(k1, 31)
-        k1 *= _C2
-        h ^= k1
+        h ^= murmur3_k1(load_tail(data, p, tail))
     h ^= _U64(length)
-    h ^= h >> _U64(33)
-    h *= _FM1
-    h ^= h >> _U64(33)
-    h *= _FM2
-    h ^= h >> _U64(33)
-    return h
+    return fmix64(h)
 
 
 @njit(inline="always")
@@ -131,14 +105,6 @@ def long_hash(key):
     key = key ^ (key >> np.int64(28))
     key = key + (key << np.int64(31))
     return key
-
-
-@njit(inline="always")
-def double_bits(bits):
-    """``Double.doubleToLongBits`` of a double given by its raw bits: NaNs become 0x7ff8..."""
-    if (bits & _ABS_MASK) > _INF_BITS:
-        return _NAN_BITS
-    return bits
 
 
 # --- positions -----------------------------------------------------------------------
@@ -198,13 +164,6 @@ def long_hashes(values, out):
     """``out[i]`` = ``getLongHash(values[i])`` (int64 in, int64 out)."""
     for i in range(values.shape[0]):
         out[i] = long_hash(values[i])
-
-
-@njit(**KERNEL)
-def double_hashes(bits, out):
-    """``out[i]`` = ``getLongHash(doubleToLongBits(d))`` for doubles given as int64 bits."""
-    for i in range(bits.shape[0]):
-        out[i] = long_hash(double_bits(bits[i]))
 
 
 @njit(inline="always")
@@ -417,21 +376,6 @@ def check_longs(words, k, values, out):
     nbits = np.uint32(words.shape[0] * 64)
     for i in range(values.shape[0]):
         out[i] = contains_hash(words, nbits, k, long_hash(values[i]))
-
-
-@njit(**KERNEL)
-def insert_doubles(words, k, bits):
-    """``addDouble`` of every double, given as its int64 bits (NaNs canonicalized)."""
-    nbits = np.uint32(words.shape[0] * 64)
-    for i in range(bits.shape[0]):
-        insert_hash(words, nbits, k, long_hash(double_bits(bits[i])))
-
-
-@njit(**KERNEL)
-def check_doubles(words, k, bits, out):
-    nbits = np.uint32(words.shape[0] * 64)
-    for i in range(bits.shape[0]):
-        out[i] = contains_hash(words, nbits, k, long_hash(double_bits(bits[i])))
 
 
 @njit(**KERNEL)

@@ -1,203 +1,81 @@
-"""Protocol Buffers wire format, and the ORC messages that lead to bloom filters.
+"""ORC's metadata messages, parsed by protobuf and seen as frozen dataclasses.
 
-This module owns the bytes-to-message step of ORC metadata: a small decoder for the
-protobuf wire format (varint, fixed64, length-delimited and fixed32 fields; packed and
-unpacked repeated fields; zigzag ``sint32``/``sint64``; unknown fields skipped) and one
-function per message bloomskip needs, each returning a frozen dataclass:
-:class:`PostScript`, :class:`Footer` (with :class:`Type`, :class:`StripeInformation`,
-:class:`ColumnStatistics`), :class:`Metadata`, :class:`StripeFooter` (with
-:class:`Stream` and :class:`ColumnEncoding`), :class:`RowIndex` and
-:class:`BloomFilterIndex`. Field numbers follow ``orc_proto.proto`` (apache/orc-format,
-``src/main/proto/orc/proto/orc_proto.proto``, proto2); wire rules follow the protobuf
-"Encoding" guide.
+This module owns the bytes-to-message step of ORC metadata: :func:`parse` hands the bytes
+to Google's ``protobuf`` runtime (its upb parser) with the messages of
+``messages.proto`` (field numbers and wire types of ORC's ``orc_proto.proto``,
+apache/orc-format, proto2), and one function per message bloomskip needs returns a
+typed view of it: :func:`postscript`, :func:`footer` (with :class:`Type`,
+:class:`StripeInformation`, :class:`ColumnStatistics`), :func:`metadata`,
+:func:`stripe_footer` (with :class:`Stream` and :class:`ColumnEncoding`),
+:func:`row_index` and :func:`bloom_filter_index`.
 
-proto2 semantics are kept where a reader of bloom filters can tell the difference: an
-absent optional field is ``None`` (not 0), a singular scalar that occurs twice keeps its
-last value, a singular message that occurs twice is merged (its occurrences are
-concatenated and decoded once, which is what protobuf's merge does), a known field that
-arrives with another wire type is skipped as unknown (as protobuf-java does), and
-``uint32``/``int32`` values are truncated to 32 bits. String fields that are names or
-labels are decoded as UTF-8 with replacement; string statistics stay ``bytes``, since
-ORC orders them as UTF-8 bytes.
+The view keeps proto2's meaning where a reader of bloom filters can tell the difference:
+an absent optional field is ``None``, never the default 0 (a missing minimum must not
+read as 0), which is why callers get these dataclasses and not the messages. protobuf
+itself gives the rest: a singular scalar that occurs twice keeps its last value, a
+singular message that occurs twice is merged, packed and unpacked repeated fields both
+parse, a known field with another wire type is skipped as unknown, and ``uint32`` /
+``int32`` / ``sint32`` values are truncated to 32 bits. Enum fields are declared
+``uint32``, so a kind or codec this module does not list stays visible. String fields
+are ``bytes`` on the protobuf side: statistics keep them as bytes (ORC orders them as
+UTF-8 bytes), names and labels are decoded as UTF-8 with replacement.
 
-Hostile input cannot crash, hang or allocate without bound: every length is checked
-against the bytes left in its message, varints are at most 10 bytes, and group wire
-types (3 and 4, never used by ORC) are rejected instead of skipped, so no decoder here
-recurses - the deepest message (``RowIndex`` > ``RowIndexEntry`` > ``ColumnStatistics``
-> ``IntegerStatistics``) is four fixed levels. Output is bounded by the input: each
-decoded value consumes at least one byte. Violations raise
-:class:`~bloomskip.errors.CorruptFileError` naming the message (the caller passes the
-file and where the message sits in it) and the byte within the message.
+Hostile input: protobuf checks every length against the bytes left, stops varints at 10
+bytes, refuses field number 0 and wire types 6 and 7, and bounds nesting (unknown groups
+included) at 100 levels; ORC's deepest message here is four levels. Memory is linear in
+the input. Any failure raises :class:`~bloomskip.errors.CorruptFileError` naming the
+place (the caller passes the file and where the message sits in it) and the message.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from google.protobuf.message import DecodeError, Message
 
 from bloomskip.errors import CorruptFileError
+from bloomskip.orc import messages_pb2 as pb
 
-# Wire types.
-VARINT = 0
-I64 = 1
-LEN = 2
-SGROUP = 3
-EGROUP = 4
-I32 = 5
-
-_U64 = (1 << 64) - 1
-_U32 = (1 << 32) - 1
-_DOUBLE = struct.Struct("<d")
-
+M = TypeVar("M", bound=Message)
 T = TypeVar("T")
 
 
-def _fail(name: str, pos: int, what: str) -> CorruptFileError:
-    return CorruptFileError(f"{name}: {what} at byte {pos} of the message")
+def parse(message: type[M], buf: bytes, name: str) -> M:
+    """``buf`` as one ``message`` (a class of :mod:`.messages_pb2`); ``name`` says where
+    it sits (``"f.orc: footer at offset 120"``)."""
+    m = message()
+    try:
+        m.ParseFromString(buf)
+    except DecodeError as e:
+        detail = str(e).rsplit(": ", 1)[-1]  # after "Error parsing message with type ..."
+        raise CorruptFileError(
+            f"{name}: not a valid {message.DESCRIPTOR.name} message ({detail})"
+        ) from None
+    return m
 
 
-# ------------------------------------------------------------------------------ wire
+def _opt(m: Message, field: str) -> Any:
+    """An optional field's value, or None when the message does not have it."""
+    return getattr(m, field) if m.HasField(field) else None
 
 
-def read_varint(buf: bytes, pos: int, end: int, name: str) -> tuple[int, int]:
-    """The unsigned varint at ``buf[pos:end]`` (at most 10 bytes, kept to 64 bits) and the
-    position after it."""
-    result = 0
-    shift = 0
-    start = pos
-    while True:
-        if pos >= end:
-            raise _fail(name, start, "varint runs past the end")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result & _U64, pos
-        shift += 7
-        if shift >= 70:
-            raise _fail(name, start, "varint longer than 10 bytes")
+def _text(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode("utf-8", "replace")
 
 
-def zigzag(n: int) -> int:
-    """Decode a zigzag-encoded ``sint64`` (``n`` unsigned, < 2**64)."""
-    return (n >> 1) ^ -(n & 1)
+def _scalars(view: type[T], m: Message) -> T:
+    """A view whose fields are all optional scalars named as the message's fields."""
+    return view(*[getattr(m, f) if m.HasField(f) else None for f in view.__match_args__])  # type: ignore[attr-defined]
 
 
-def zigzag32(n: int) -> int:
-    """Decode a zigzag-encoded ``sint32`` (only the low 32 bits count, as in protobuf)."""
-    n &= _U32
-    return (n >> 1) ^ -(n & 1)
+def _sub(view: type[T], m: Message, field: str) -> T | None:
+    return _scalars(view, getattr(m, field)) if m.HasField(field) else None
 
 
-def int32(n: int) -> int:
-    """A varint read as ``int32``: the low 32 bits, signed."""
-    n &= _U32
-    return n - (1 << 32) if n >= 1 << 31 else n
-
-
-def int64(n: int) -> int:
-    """A varint or fixed64 read as ``int64``: two's complement of the 64 bits."""
-    return n - (1 << 64) if n >= 1 << 63 else n
-
-
-def iter_fields(buf: bytes, start: int, end: int, name: str) -> Iterator[tuple[int, int, int, int]]:
-    """The fields of the message ``buf[start:end]`` as ``(number, wire_type, a, b)``.
-
-    For varint, fixed64 and fixed32 fields ``a`` is the unsigned value and ``b`` the
-    position after it; for length-delimited fields ``buf[a:b]`` is the payload.
-    Positions in errors are relative to ``start``.
-    """
-    pos = start
-    while pos < end:
-        tag_at = pos
-        # Inline one-byte tags (all of ORC's field numbers below 16).
-        tag = buf[pos]
-        if tag < 0x80:
-            pos += 1
-        else:
-            tag, pos = read_varint(buf, pos, end, name)
-        number = tag >> 3
-        wire = tag & 7
-        if number == 0 or number > 0x1FFFFFFF:
-            raise _fail(name, tag_at - start, f"invalid field number {number}")
-        if wire == VARINT:
-            if pos < end and buf[pos] < 0x80:
-                pos += 1
-                yield number, wire, buf[pos - 1], pos
-            else:
-                value, pos = read_varint(buf, pos, end, name)
-                yield number, wire, value, pos
-        elif wire == LEN:
-            length, pos = read_varint(buf, pos, end, name)
-            if length > end - pos:
-                raise _fail(
-                    name,
-                    tag_at - start,
-                    f"field {number} claims {length} bytes but {end - pos} are left",
-                )
-            yield number, wire, pos, pos + length
-            pos += length
-        elif wire == I64:
-            if end - pos < 8:
-                raise _fail(name, tag_at - start, f"fixed64 field {number} runs past the end")
-            yield number, wire, int.from_bytes(buf[pos : pos + 8], "little"), pos + 8
-            pos += 8
-        elif wire == I32:
-            if end - pos < 4:
-                raise _fail(name, tag_at - start, f"fixed32 field {number} runs past the end")
-            yield number, wire, int.from_bytes(buf[pos : pos + 4], "little"), pos + 4
-            pos += 4
-        elif wire in (SGROUP, EGROUP):
-            raise _fail(name, tag_at - start, f"field {number} is a group (ORC uses none)")
-        else:
-            raise _fail(name, tag_at - start, f"field {number} has invalid wire type {wire}")
-
-
-def packed_varints(buf: bytes, start: int, end: int, name: str) -> list[int]:
-    """The unsigned varints of a packed repeated field ``buf[start:end]``."""
-    out: list[int] = []
-    append = out.append
-    pos = start
-    while pos < end:
-        b = buf[pos]
-        if b < 0x80:
-            append(b)
-            pos += 1
-        else:
-            value, pos = read_varint(buf, pos, end, name)
-            append(value)
-    return out
-
-
-def _string(buf: bytes, a: int, b: int) -> str:
-    return buf[a:b].decode("utf-8", "replace")
-
-
-def _double(value: int) -> float:
-    return _DOUBLE.unpack(value.to_bytes(8, "little"))[0]
-
-
-def _messages(buf: bytes, spans: list[tuple[int, int]]) -> tuple[bytes, int, int] | None:
-    """A singular message field's bytes: its only occurrence, or all of them merged."""
-    if not spans:
-        return None
-    if len(spans) == 1:
-        a, b = spans[0]
-        return buf, a, b
-    joined = b"".join(buf[a:b] for a, b in spans)
-    return joined, 0, len(joined)
-
-
-def _decode_one(
-    decode: Callable[[bytes, int, int, str], T], buf: bytes, spans: list, name: str
-) -> T | None:
-    part = _messages(buf, spans)
-    return None if part is None else decode(part[0], part[1], part[2], name)
-
-
-# -------------------------------------------------------------------------- messages
+# ------------------------------------------------------------------------- file tail
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,21 +91,17 @@ class PostScript:
     magic: bytes | None
 
 
-def decode_postscript(buf: bytes, start: int, end: int, name: str) -> PostScript:
-    f: dict[int, int] = {}
-    version: list[int] = []
-    magic = None
-    for number, wire, a, b in iter_fields(buf, start, end, name):
-        if wire == VARINT and number in (1, 2, 3, 5, 6, 7):
-            f[number] = a & _U32 if number in (2, 6) else a
-        elif number == 4 and wire == LEN:
-            version.extend(v & _U32 for v in packed_varints(buf, a, b, name))
-        elif number == 4 and wire == VARINT:
-            version.append(a & _U32)
-        elif number == 8000 and wire == LEN:
-            magic = buf[a:b]
+def postscript(buf: bytes, name: str) -> PostScript:
+    m = parse(pb.PostScript, buf, name)
     return PostScript(
-        f.get(1), f.get(2), f.get(3), tuple(version), f.get(5), f.get(6), f.get(7), magic
+        _opt(m, "footer_length"),
+        _opt(m, "compression"),
+        _opt(m, "compression_block_size"),
+        tuple(m.version),
+        _opt(m, "metadata_length"),
+        _opt(m, "writer_version"),
+        _opt(m, "stripe_statistics_length"),
+        _opt(m, "magic"),
     )
 
 
@@ -242,19 +116,6 @@ class StripeInformation:
     encrypted_local_keys: tuple[bytes, ...] = ()
 
 
-def decode_stripe_information(buf: bytes, start: int, end: int, name: str) -> StripeInformation:
-    f: dict[int, int] = {}
-    keys: list[bytes] = []
-    for number, wire, a, b in iter_fields(buf, start, end, name):
-        if wire == VARINT and 1 <= number <= 6:
-            f[number] = a
-        elif number == 7 and wire == LEN:
-            keys.append(buf[a:b])
-    return StripeInformation(
-        f.get(1), f.get(2), f.get(3), f.get(4), f.get(5), f.get(6), tuple(keys)
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class Type:
     kind: int | None  # Type.Kind (see ``bloomskip.orc.file.KIND_NAMES``)
@@ -266,34 +127,82 @@ class Type:
     attributes: tuple[tuple[str, str], ...] = ()
 
 
-def decode_type(buf: bytes, start: int, end: int, name: str) -> Type:
-    f: dict[int, int] = {}
-    subtypes: list[int] = []
-    names: list[str] = []
-    attributes: list[tuple[str, str]] = []
-    for number, wire, a, b in iter_fields(buf, start, end, name):
-        if wire == VARINT and number in (1, 4, 5, 6):
-            f[number] = a & _U32
-        elif number == 2 and wire == LEN:
-            subtypes.extend(v & _U32 for v in packed_varints(buf, a, b, name))
-        elif number == 2 and wire == VARINT:
-            subtypes.append(a & _U32)
-        elif number == 3 and wire == LEN:
-            names.append(_string(buf, a, b))
-        elif number == 7 and wire == LEN:
-            key = value = ""
-            for n2, w2, a2, b2 in iter_fields(buf, a, b, f"{name} attribute"):
-                if w2 == LEN and n2 == 1:
-                    key = _string(buf, a2, b2)
-                elif w2 == LEN and n2 == 2:
-                    value = _string(buf, a2, b2)
-            attributes.append((key, value))
-    return Type(
-        f.get(1), tuple(subtypes), tuple(names), f.get(4), f.get(5), f.get(6), tuple(attributes)
+@dataclass(frozen=True, slots=True)
+class UserMetadataItem:
+    name: str
+    value: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Footer:
+    header_length: int | None
+    content_length: int | None
+    stripes: tuple[StripeInformation, ...]
+    types: tuple[Type, ...]
+    metadata: tuple[UserMetadataItem, ...]
+    number_of_rows: int | None
+    statistics: tuple[ColumnStatistics, ...]
+    row_index_stride: int | None
+    writer: int | None  # 0 ORC Java, 1 ORC C++, 2 Presto, 3 Go, 4 Trino, 5 cuDF
+    encrypted: bool  # an Encryption message is present (its contents are not decoded)
+    calendar: int | None  # 0 unknown, 1 Julian/Gregorian hybrid, 2 proleptic Gregorian
+    software_version: str | None
+
+
+def footer(buf: bytes, name: str) -> Footer:
+    m = parse(pb.Footer, buf, name)
+    return Footer(
+        header_length=_opt(m, "header_length"),
+        content_length=_opt(m, "content_length"),
+        stripes=tuple(
+            StripeInformation(
+                *[_opt(s, f) for f in StripeInformation.__match_args__[:6]],
+                tuple(s.encrypted_local_keys),
+            )
+            for s in m.stripes
+        ),
+        types=tuple(map(_type, m.types)),
+        metadata=tuple(
+            UserMetadataItem(i.name.decode("utf-8", "replace"), i.value) for i in m.metadata
+        ),
+        number_of_rows=_opt(m, "number_of_rows"),
+        statistics=tuple(map(_column_statistics, m.statistics)),
+        row_index_stride=_opt(m, "row_index_stride"),
+        writer=_opt(m, "writer"),
+        encrypted=m.HasField("encryption"),
+        calendar=_opt(m, "calendar"),
+        software_version=_text(_opt(m, "software_version")),
     )
 
 
-# ---------------------------------------------------------------------- statistics
+def _type(m: pb.Type) -> Type:
+    return Type(
+        _opt(m, "kind"),
+        tuple(m.subtypes),
+        tuple(n.decode("utf-8", "replace") for n in m.field_names),
+        _opt(m, "maximum_length"),
+        _opt(m, "precision"),
+        _opt(m, "scale"),
+        tuple(
+            (a.key.decode("utf-8", "replace"), a.value.decode("utf-8", "replace"))
+            for a in m.attributes
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Metadata:
+    """Stripe statistics: per stripe, one ColumnStatistics per column id."""
+
+    stripe_statistics: tuple[tuple[ColumnStatistics, ...], ...]
+
+
+def metadata(buf: bytes, name: str) -> Metadata:
+    m = parse(pb.Metadata, buf, name)
+    return Metadata(tuple(tuple(map(_column_statistics, s.col_stats)) for s in m.stripe_stats))
+
+
+# ----------------------------------------------------------------------- statistics
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,235 +291,29 @@ class ColumnStatistics:
     collection_statistics: CollectionStatistics | None = None
 
 
-def _scalars(buf: bytes, start: int, end: int, name: str) -> dict[tuple[int, int], tuple]:
-    """Last occurrence of each (field, wire type) as (a, b) - for messages whose fields
-    are all singular scalars; a field with an unexpected wire type is then never read."""
-    out: dict[tuple[int, int], tuple[int, int]] = {}
-    for number, wire, a, b in iter_fields(buf, start, end, name):
-        out[number, wire] = (a, b)
-    return out
-
-
-def _get(f: dict, number: int, wire: int, convert: Callable[[int], T]) -> T | None:
-    v = f.get((number, wire))
-    return None if v is None else convert(v[0])
-
-
-def _get_bytes(buf: bytes, f: dict, number: int) -> bytes | None:
-    v = f.get((number, LEN))
-    return None if v is None else buf[v[0] : v[1]]
-
-
-def _same(n: int) -> int:
-    return n
-
-
-def _int_stats(buf: bytes, start: int, end: int, name: str) -> IntegerStatistics:
-    f = _scalars(buf, start, end, name)
-    return IntegerStatistics(*(_get(f, i, VARINT, zigzag) for i in (1, 2, 3)))
-
-
-def _double_stats(buf: bytes, start: int, end: int, name: str) -> DoubleStatistics:
-    f = _scalars(buf, start, end, name)
-    return DoubleStatistics(*(_get(f, i, I64, _double) for i in (1, 2, 3)))
-
-
-def _string_stats(buf: bytes, start: int, end: int, name: str) -> StringStatistics:
-    f = _scalars(buf, start, end, name)
-    return StringStatistics(
-        _get_bytes(buf, f, 1),
-        _get_bytes(buf, f, 2),
-        _get(f, 3, VARINT, zigzag),
-        _get_bytes(buf, f, 4),
-        _get_bytes(buf, f, 5),
-    )
-
-
-def _bucket_stats(buf: bytes, start: int, end: int, name: str) -> BucketStatistics:
-    counts: list[int] = []
-    for number, wire, a, b in iter_fields(buf, start, end, name):
-        if number == 1 and wire == LEN:
-            counts.extend(packed_varints(buf, a, b, name))
-        elif number == 1 and wire == VARINT:
-            counts.append(a)
-    return BucketStatistics(tuple(counts))
-
-
-def _decimal_stats(buf: bytes, start: int, end: int, name: str) -> DecimalStatistics:
-    f = _scalars(buf, start, end, name)
-    vals = [_get_bytes(buf, f, i) for i in (1, 2, 3)]
-    return DecimalStatistics(*(None if v is None else v.decode("utf-8", "replace") for v in vals))
-
-
-def _date_stats(buf: bytes, start: int, end: int, name: str) -> DateStatistics:
-    f = _scalars(buf, start, end, name)
-    return DateStatistics(_get(f, 1, VARINT, zigzag32), _get(f, 2, VARINT, zigzag32))
-
-
-def _binary_stats(buf: bytes, start: int, end: int, name: str) -> BinaryStatistics:
-    f = _scalars(buf, start, end, name)
-    return BinaryStatistics(_get(f, 1, VARINT, zigzag))
-
-
-def _timestamp_stats(buf: bytes, start: int, end: int, name: str) -> TimestampStatistics:
-    f = _scalars(buf, start, end, name)
-    return TimestampStatistics(
-        *(_get(f, i, VARINT, zigzag) for i in (1, 2, 3, 4)),
-        _get(f, 5, VARINT, int32),
-        _get(f, 6, VARINT, int32),
-    )
-
-
-def _collection_stats(buf: bytes, start: int, end: int, name: str) -> CollectionStatistics:
-    f = _scalars(buf, start, end, name)
-    return CollectionStatistics(*(_get(f, i, VARINT, _same) for i in (1, 2, 3)))
-
-
-_STATS_DECODERS: dict[int, Callable] = {
-    2: _int_stats,
-    3: _double_stats,
-    4: _string_stats,
-    5: _bucket_stats,
-    6: _decimal_stats,
-    7: _date_stats,
-    8: _binary_stats,
-    9: _timestamp_stats,
-    12: _collection_stats,
-}
-
-
-def decode_column_statistics(buf: bytes, start: int, end: int, name: str) -> ColumnStatistics:
-    scalars: dict[int, int] = {}
-    spans: dict[int, list[tuple[int, int]]] = {}
-    for number, wire, a, b in iter_fields(buf, start, end, name):
-        if wire == VARINT and number in (1, 10, 11):
-            scalars[number] = a
-        elif wire == LEN and number in _STATS_DECODERS:
-            spans.setdefault(number, []).append((a, b))
-    nested = {
-        number: _decode_one(_STATS_DECODERS[number], buf, s, f"{name} field {number}")
-        for number, s in spans.items()
-    }
-    has_null = scalars.get(10)
+def _column_statistics(m: pb.ColumnStatistics) -> ColumnStatistics:
+    decimal = None
+    if m.HasField("decimal_statistics"):
+        d = m.decimal_statistics
+        decimal = DecimalStatistics(*[_text(_opt(d, f)) for f in ("minimum", "maximum", "sum")])
     return ColumnStatistics(
-        number_of_values=scalars.get(1),
-        int_statistics=nested.get(2),
-        double_statistics=nested.get(3),
-        string_statistics=nested.get(4),
-        bucket_statistics=nested.get(5),
-        decimal_statistics=nested.get(6),
-        date_statistics=nested.get(7),
-        binary_statistics=nested.get(8),
-        timestamp_statistics=nested.get(9),
-        has_null=None if has_null is None else has_null != 0,
-        bytes_on_disk=scalars.get(11),
-        collection_statistics=nested.get(12),
+        number_of_values=_opt(m, "number_of_values"),
+        int_statistics=_sub(IntegerStatistics, m, "int_statistics"),
+        double_statistics=_sub(DoubleStatistics, m, "double_statistics"),
+        string_statistics=_sub(StringStatistics, m, "string_statistics"),
+        bucket_statistics=(
+            BucketStatistics(tuple(m.bucket_statistics.count))
+            if m.HasField("bucket_statistics")
+            else None
+        ),
+        decimal_statistics=decimal,
+        date_statistics=_sub(DateStatistics, m, "date_statistics"),
+        binary_statistics=_sub(BinaryStatistics, m, "binary_statistics"),
+        timestamp_statistics=_sub(TimestampStatistics, m, "timestamp_statistics"),
+        has_null=_opt(m, "has_null"),
+        bytes_on_disk=_opt(m, "bytes_on_disk"),
+        collection_statistics=_sub(CollectionStatistics, m, "collection_statistics"),
     )
-
-
-def _repeated(
-    decode: Callable[[bytes, int, int, str], T],
-    buf: bytes,
-    start: int,
-    end: int,
-    name: str,
-    number: int,
-    what: str,
-) -> tuple[T, ...]:
-    """Every occurrence of the repeated message field ``number``, decoded."""
-    out = []
-    for n, wire, a, b in iter_fields(buf, start, end, name):
-        if n == number and wire == LEN:
-            out.append(decode(buf, a, b, f"{name} {what} {len(out)}"))
-    return tuple(out)
-
-
-# --------------------------------------------------------------------- file tail
-
-
-@dataclass(frozen=True, slots=True)
-class UserMetadataItem:
-    name: str
-    value: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Footer:
-    header_length: int | None
-    content_length: int | None
-    stripes: tuple[StripeInformation, ...]
-    types: tuple[Type, ...]
-    metadata: tuple[UserMetadataItem, ...]
-    number_of_rows: int | None
-    statistics: tuple[ColumnStatistics, ...]
-    row_index_stride: int | None
-    writer: int | None  # 0 ORC Java, 1 ORC C++, 2 Presto, 3 Go, 4 Trino, 5 cuDF
-    encrypted: bool  # an Encryption message is present (its contents are not decoded)
-    calendar: int | None  # 0 unknown, 1 Julian/Gregorian hybrid, 2 proleptic Gregorian
-    software_version: str | None
-
-
-def decode_footer(buf: bytes, start: int, end: int, name: str) -> Footer:
-    f: dict[int, int] = {}
-    stripes: list[StripeInformation] = []
-    types: list[Type] = []
-    meta: list[UserMetadataItem] = []
-    stats: list[ColumnStatistics] = []
-    encrypted = False
-    software = None
-    for number, wire, a, b in iter_fields(buf, start, end, name):
-        if wire == VARINT and number in (1, 2, 6, 8, 9, 11):
-            f[number] = a & _U32 if number in (8, 9, 11) else a
-        elif wire != LEN:
-            continue
-        elif number == 3:
-            stripes.append(decode_stripe_information(buf, a, b, f"{name} stripe {len(stripes)}"))
-        elif number == 4:
-            types.append(decode_type(buf, a, b, f"{name} type {len(types)}"))
-        elif number == 5:
-            item = _scalars(buf, a, b, f"{name} user metadata {len(meta)}")
-            key = _get_bytes(buf, item, 1)
-            meta.append(
-                UserMetadataItem(
-                    "" if key is None else key.decode("utf-8", "replace"),
-                    _get_bytes(buf, item, 2) or b"",
-                )
-            )
-        elif number == 7:
-            stats.append(decode_column_statistics(buf, a, b, f"{name} statistics {len(stats)}"))
-        elif number == 10:
-            encrypted = True
-        elif number == 12:
-            software = _string(buf, a, b)
-    return Footer(
-        header_length=f.get(1),
-        content_length=f.get(2),
-        stripes=tuple(stripes),
-        types=tuple(types),
-        metadata=tuple(meta),
-        number_of_rows=f.get(6),
-        statistics=tuple(stats),
-        row_index_stride=f.get(8),
-        writer=f.get(9),
-        encrypted=encrypted,
-        calendar=f.get(11),
-        software_version=software,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Metadata:
-    """Stripe statistics: per stripe, one ColumnStatistics per column id."""
-
-    stripe_statistics: tuple[tuple[ColumnStatistics, ...], ...]
-
-
-def _stripe_statistics(buf: bytes, start: int, end: int, name: str) -> tuple:
-    return _repeated(decode_column_statistics, buf, start, end, name, 1, "column")
-
-
-def decode_metadata(buf: bytes, start: int, end: int, name: str) -> Metadata:
-    return Metadata(_repeated(_stripe_statistics, buf, start, end, name, 1, "stripe"))
 
 
 # -------------------------------------------------------------------------- stripes
@@ -638,41 +341,14 @@ class StripeFooter:
     encryption_variants: int = 0  # number of StripeEncryptionVariant messages (not decoded)
 
 
-def _stream(buf: bytes, start: int, end: int, name: str) -> Stream:
-    f = _scalars(buf, start, end, name)
-    return Stream(
-        _get(f, 1, VARINT, _u32),
-        _get(f, 2, VARINT, _u32),
-        _get(f, 3, VARINT, _same),
+def stripe_footer(buf: bytes, name: str) -> StripeFooter:
+    m = parse(pb.StripeFooter, buf, name)
+    return StripeFooter(
+        tuple(_scalars(Stream, s) for s in m.streams),
+        tuple(_scalars(ColumnEncoding, c) for c in m.columns),
+        _text(_opt(m, "writer_timezone")),
+        len(m.encryption),
     )
-
-
-def _encoding(buf: bytes, start: int, end: int, name: str) -> ColumnEncoding:
-    f = _scalars(buf, start, end, name)
-    return ColumnEncoding(*(_get(f, i, VARINT, _u32) for i in (1, 2, 3)))
-
-
-def _u32(n: int) -> int:
-    return n & _U32
-
-
-def decode_stripe_footer(buf: bytes, start: int, end: int, name: str) -> StripeFooter:
-    streams: list[Stream] = []
-    columns: list[ColumnEncoding] = []
-    tz = None
-    variants = 0
-    for number, wire, a, b in iter_fields(buf, start, end, name):
-        if wire != LEN:
-            continue
-        if number == 1:
-            streams.append(_stream(buf, a, b, f"{name} stream {len(streams)}"))
-        elif number == 2:
-            columns.append(_encoding(buf, a, b, f"{name} encoding {len(columns)}"))
-        elif number == 3:
-            tz = _string(buf, a, b)
-        elif number == 4:
-            variants += 1
-    return StripeFooter(tuple(streams), tuple(columns), tz, variants)
 
 
 @dataclass(frozen=True, slots=True)
@@ -681,28 +357,21 @@ class RowIndexEntry:
     statistics: ColumnStatistics | None
 
 
-@dataclass(frozen=True, slots=True)
-class RowIndex:
-    entries: tuple[RowIndexEntry, ...]
-
-
-def _row_index_entry(buf: bytes, start: int, end: int, name: str) -> RowIndexEntry:
-    positions: list[int] = []
-    stats: list[tuple[int, int]] = []
-    for number, wire, a, b in iter_fields(buf, start, end, name):
-        if number == 1 and wire == LEN:
-            positions.extend(packed_varints(buf, a, b, name))
-        elif number == 1 and wire == VARINT:
-            positions.append(a)
-        elif number == 2 and wire == LEN:
-            stats.append((a, b))
-    return RowIndexEntry(
-        tuple(positions), _decode_one(decode_column_statistics, buf, stats, f"{name} statistics")
+def row_index(
+    buf: bytes, name: str, check: Callable[[int], None] | None = None
+) -> tuple[RowIndexEntry, ...]:
+    """The entries of a ROW_INDEX stream: one per row group. ``check`` sees their count
+    before any view is built (it raises for a wrong count: no memory spent on them)."""
+    m = parse(pb.RowIndex, buf, name)
+    if check is not None:
+        check(len(m.entry))
+    return tuple(
+        RowIndexEntry(
+            tuple(e.positions),
+            _column_statistics(e.statistics) if e.HasField("statistics") else None,
+        )
+        for e in m.entry
     )
-
-
-def decode_row_index(buf: bytes, start: int, end: int, name: str) -> RowIndex:
-    return RowIndex(_repeated(_row_index_entry, buf, start, end, name, 1, "entry"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -729,33 +398,19 @@ class BloomFilter:
         return struct.unpack(f"<{n}Q", self.bitset[: 8 * n])
 
 
-def _bloom_filter(buf: bytes, start: int, end: int, name: str) -> BloomFilter:
-    k = None
-    words: list[bytes] = []
-    utf8 = None
-    for number, wire, a, b in iter_fields(buf, start, end, name):
-        if number == 1 and wire == VARINT:
-            k = a & _U32
-        elif number == 2 and wire == I64:
-            words.append(a.to_bytes(8, "little"))
-        elif number == 2 and wire == LEN:  # packed (not what writers do, but valid)
-            if (b - a) % 8:
-                raise _fail(name, a - start, f"packed fixed64 field of {b - a} bytes")
-            words.append(buf[a:b])
-        elif number == 3 and wire == LEN:
-            utf8 = buf[a:b]
-    return BloomFilter(k, b"".join(words), utf8)
-
-
-@dataclass(frozen=True, slots=True)
-class BloomFilterIndex:
-    bloom_filters: tuple[BloomFilter, ...]  # one per row group
-
-
-def decode_bloom_filter_index(buf: bytes, start: int, end: int, name: str) -> BloomFilterIndex:
-    return BloomFilterIndex(_repeated(_bloom_filter, buf, start, end, name, 1, "filter"))
-
-
-def decode(decoder: Callable[[bytes, int, int, str], T], buf: bytes, name: str) -> T:
-    """Decode a whole buffer as one message: ``decode(decode_footer, raw, "f.orc footer")``."""
-    return decoder(buf, 0, len(buf), name)
+def bloom_filter_index(
+    buf: bytes, name: str, check: Callable[[int], None] | None = None
+) -> tuple[BloomFilter, ...]:
+    """The entries of a BLOOM_FILTER or BLOOM_FILTER_UTF8 stream: one per row group
+    (``check`` as for :func:`row_index`)."""
+    m = parse(pb.BloomFilterIndex, buf, name)
+    if check is not None:
+        check(len(m.bloom_filter))
+    return tuple(
+        BloomFilter(
+            _opt(b, "num_hash_functions"),
+            struct.pack(f"<{len(b.bitset)}Q", *b.bitset),
+            _opt(b, "utf8bitset"),
+        )
+        for b in m.bloom_filter
+    )

@@ -14,8 +14,8 @@ stripe - with the cheapest evidence first, as ORC's readers do:
 
 Each value of ``=`` / ``IN`` goes through the stages until one rules it out; a row group
 is skipped only when every alternative of the predicate is ruled out. Nothing that is in
-doubt prunes (see :func:`bloom_policy` and :func:`statistics_policy` for the rules, from
-the writer id, writer version, software version, calendar and bloom encoding):
+doubt prunes (see :mod:`bloomskip.orc.trust` for the rules, from the writer id, writer
+version, software version, calendar and bloom encoding):
 
 * filters of writers known to hash some types wrongly (ORC C++ before 1.6.12/1.7.1:
   every number, ORC-1024; ORC C++ BYTE, BOOLEAN, FLOAT, CHAR, and BINARY before 1.7.0;
@@ -40,46 +40,41 @@ Literal semantics: an ORC ``TIMESTAMP`` holds the wall clock of the writer's zon
 ``TIMESTAMP_INSTANT`` (``timestamp with local time zone``) holds instants, compared in
 UTC. A Spark ``TIMESTAMP_NTZ`` column (an ORC ``bigint`` of microseconds with the
 attribute ``spark.sql.catalyst.type=timestamp_ntz``) is bound as a wall-clock
-``timestamp[us]``.
+``timestamp[us]`` (:mod:`bloomskip.orc.schema`). Statistics are read by
+:mod:`bloomskip.orc.statistics`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from bloomskip.errors import BloomskipError, InvalidParameterError
-from bloomskip.expr.bind import Column, bind, resolve
+from bloomskip.expr.bind import Column, bind, resolve  # noqa: F401 - Column for callers
 from bloomskip.expr.expressions import BoundReference, Expression, In, LiteralPredicate, literal
 from bloomskip.expr.literals import Values, convert, to_arrow
 from bloomskip.orc import proto
-from bloomskip.orc.file import (
-    BLOOM_FILTER,
-    BLOOM_FILTER_UTF8,
-    KIND_NAMES,
-    LIST,
-    MAP,
-    UNION,
-    ColumnBloomFilters,
-    OrcFile,
-    RowGroup,
-    read_orc,
+from bloomskip.orc.feeds import base_hashes
+from bloomskip.orc.file import OrcFile, read_orc
+from bloomskip.orc.filter import OrcBloomFilter, optimal_num_hash_functions
+from bloomskip.orc.schema import OrcColumn, schema_of
+from bloomskip.orc.statistics import Range, column_range, comparison_keys
+from bloomskip.orc.stripes import BLOOM_FILTER, BLOOM_FILTER_UTF8, ColumnBloomFilters, RowGroup
+from bloomskip.orc.trust import (
+    CALENDAR_SAFE_DAY,
+    JAVA,
+    ORC_101,
+    PROLEPTIC_GREGORIAN,
+    bloom_policy,
+    legacy_policy,
+    statistics_policy,
 )
-from bloomskip.orc.filter import (
-    OrcBloomFilter,
-    OrcKind,
-    OrcType,
-    base_hashes,
-    optimal_num_hash_functions,
-)
+from bloomskip.orc.types import BOOLEAN, DATE, TIMESTAMP, TIMESTAMPS
 from bloomskip.prune.engine import Pruner, overall
 from bloomskip.prune.engine import probe as probe_units
 from bloomskip.prune.evidence import ColumnEvidence, Findings, Proof, Status
@@ -87,337 +82,13 @@ from bloomskip.prune.result import ProbeResult, ProbeUnit, PruneResult, Unit
 
 STAGES = ("statistics", "bloom")
 
-# Type.Kind numbers
-BOOLEAN, BYTE, SHORT, INT, LONG, FLOAT, DOUBLE = 0, 1, 2, 3, 4, 5, 6
-STRING, BINARY, TIMESTAMP = 7, 8, 9
-DECIMAL, DATE, VARCHAR, CHAR, TIMESTAMP_INSTANT = 14, 15, 16, 17, 18
-_INTEGERS = (BYTE, SHORT, INT, LONG)
-_TEXT = (STRING, VARCHAR, CHAR)
-_TIMESTAMPS = (TIMESTAMP, TIMESTAMP_INSTANT)
-
-JAVA, CPP = 0, 1
-#: ``PostScript.writer_version`` fixes (ORC Java's ``WriterVersion``).
-HIVE_8732, HIVE_12055, ORC_101, ORC_135 = 1, 3, 5, 6
-#: ORC C++ versions whose numeric filters are wrong (ORC-1024), as ORC's readers list them.
-BAD_CPP_VERSIONS = frozenset({(1, 6, i) for i in range(12)} | {(1, 7, 0)})
-PROLEPTIC_GREGORIAN = 2
-#: First day on which the hybrid Julian/Gregorian and proleptic Gregorian calendars agree
-#: for every zone (1582-10-15, plus a day of margin for zone offsets).
-CALENDAR_SAFE_DAY = (dt.date(1582, 10, 16) - dt.date(1970, 1, 1)).days
-#: Milliseconds of margin around timestamp statistics (ORC Java's (-1 s, 0) quirk adds
-#: 1000 ms, Arrow's truncation 1 ms).
-TIMESTAMP_MARGIN_MS = 2000
 #: Timestamps this close to the epoch also test one second either side: ORC C++ stores
 #: them a second off what it indexes (instants in (-1 s, 0); TIMESTAMP wall clocks in a
 #: zone other than UTC when its offset, 26 h at most, puts the instant across the epoch).
 _NEAR_EPOCH_NS = 27 * 3600 * 10**9
 _NEAR_EPOCH_UTC_NS = 2 * 10**9
 _UTC_ZONES = frozenset({"UTC", "GMT", "ETC/UTC", "ETC/GMT", "UCT", "ZULU", "Z", "+00:00"})
-_NS_PER_MS = 1_000_000
 _EPOCH = dt.date(1970, 1, 1)
-_EPOCH_DT = dt.datetime(1970, 1, 1)
-_NTZ_ATTRIBUTE = ("spark.sql.catalyst.type", "timestamp_ntz")
-
-
-# ------------------------------------------------------------------------- the schema
-
-
-@dataclass(frozen=True)
-class OrcColumn:
-    """How bloomskip reads one ORC column: its logical type for literals, the filter's
-    view of it, where it sits in the tree."""
-
-    id: int
-    name: str
-    kind: int | None  # Type.Kind
-    arrow_type: pa.DataType | None  # what literals convert to; None: not comparable
-    orc_type: OrcType | None  # what the filter hashes; None: nothing bloomskip can hash
-    ancestors: tuple[int, ...]  # struct ancestors, outermost first (root excluded)
-    nested: str | None = None  # "list", "map" or "union" when inside one
-    ntz: bool = False  # Spark TIMESTAMP_NTZ: a LONG of microseconds
-
-    @property
-    def kind_name(self) -> str:
-        return KIND_NAMES.get(self.kind, f"kind {self.kind}")  # type: ignore[arg-type]
-
-
-def schema_of(orc: OrcFile) -> tuple[dict[str, Column], list[OrcColumn]]:
-    """The binding schema (dotted name -> logical type) and each column's reading."""
-    infos: list[OrcColumn] = []
-    for c in orc.columns:
-        parent = infos[c.parent] if c.parent is not None else None
-        nested = None
-        ancestors: tuple[int, ...] = ()
-        if parent is not None:
-            nested = parent.nested or {LIST: "list", MAP: "map", UNION: "union"}.get(
-                parent.kind  # type: ignore[arg-type]
-            )
-            ancestors = (*parent.ancestors, parent.id) if parent.id != 0 else ()
-        arrow_type, orc_type, ntz = _types(c)
-        infos.append(OrcColumn(c.id, c.name, c.kind, arrow_type, orc_type, ancestors, nested, ntz))
-    schema = {i.name: Column(i.arrow_type, i.id) for i in infos[1:]}
-    return schema, infos
-
-
-def _types(c) -> tuple[pa.DataType | None, OrcType | None, bool]:
-    k = c.kind
-    simple = {
-        BOOLEAN: pa.bool_(),
-        BYTE: pa.int8(),
-        SHORT: pa.int16(),
-        INT: pa.int32(),
-        LONG: pa.int64(),
-        FLOAT: pa.float32(),
-        DOUBLE: pa.float64(),
-        STRING: pa.string(),
-        BINARY: pa.binary(),
-        DATE: pa.date32(),
-        # ORC keeps nanoseconds; literals outside 1677..2262 are then Unknown (may match)
-        TIMESTAMP: pa.timestamp("ns"),
-        TIMESTAMP_INSTANT: pa.timestamp("ns", tz="UTC"),
-    }
-    if k == LONG and _NTZ_ATTRIBUTE in c.type.attributes:
-        return pa.timestamp("us"), OrcType(OrcKind.LONG), True
-    if k in simple:
-        return simple[k], OrcType.parse(k), False
-    if k in (VARCHAR, CHAR):
-        n = c.maximum_length
-        if n is None or not 1 <= n <= 2**31 - 1:
-            return pa.string(), None, False  # cannot reproduce the writer's cut or padding
-        return pa.string(), OrcType.parse(k, n), False
-    if k == DECIMAL:
-        p, s = c.precision, c.scale
-        if p is None or s is None or not (1 <= p <= 38 and 0 <= s <= p):
-            return None, None, False  # Hive 0.11 decimals had no precision
-        return pa.decimal128(p, s), OrcType(OrcKind.DECIMAL), False
-    return None, None, False
-
-
-# -------------------------------------------------------------------- trust policies
-
-
-def _version(text: str | None) -> tuple[int, ...] | None:
-    """``"1.6.11"`` / ``"2.2.2-SNAPSHOT"`` -> (1, 6, 11); None if absent or unreadable."""
-    if not text:
-        return None
-    parts = text.split("-", 1)[0].split(".")
-    try:
-        return tuple(int(p) for p in parts)
-    except ValueError:
-        return None
-
-
-def bloom_policy(orc: OrcFile, col: OrcColumn) -> str | None:
-    """Why the bloom filters of ``col`` in ``orc`` must not be used, or None.
-
-    ======================  ===============================================================
-    every writer            no row index (stride 0); encrypted files; BOOLEAN (Java adds
-                            nothing, C++ hashes clobbered bytes); lists, maps, unions and
-                            what is inside them; types bloomskip cannot hash
-    ORC Java (writer 0)     TIMESTAMP before ORC-135 (writer version 6); DECIMAL in the
-                            "UNSTABLE-PRE-2.0" format (hashed as unscaled longs)
-    ORC C++ (writer 1)      all filters when the software version is missing, 1.6.0 to
-                            1.6.11 or 1.7.0 (ORC-1024, numbers hashed with logical
-                            shifts); BYTE (hashes the array it compacted in place); FLOAT
-                            (hashes the double it was given, not the float it stores);
-                            CHAR (hashes the unpadded buffer); BINARY before 1.7.0
-                            (ORC-773: nothing added)
-    other writers           not used: Presto, Trino, Go and cuDF filters are unverified
-    ======================  ===============================================================
-    """
-    w = orc.writer
-    writer = JAVA if w.writer is None else w.writer
-    if orc.row_index_stride == 0:
-        return "no row index, so no bloom filters"
-    if orc.encrypted:
-        return "encrypted file: bloom filters not read"
-    if col.nested:
-        return f"inside a {col.nested}"
-    if col.kind == BOOLEAN:
-        return "BOOLEAN filters are never trusted (ORC Java adds nothing, ORC C++ corrupts them)"
-    if col.orc_type is None:
-        return f"no bloom filter test for ORC {col.kind_name} columns"
-    if writer == JAVA:
-        version = w.writer_version or 0
-        if col.kind in _TIMESTAMPS and version < ORC_135:
-            return f"TIMESTAMP filters before ORC-135 (writer version {version}) are not UTC-based"
-        if col.kind == DECIMAL and w.file_version[:2] == (1, 9999):
-            return "DECIMAL filters of the UNSTABLE-PRE-2.0 format hash unscaled longs"
-        return None
-    if writer == CPP:
-        v = _version(w.software_version)
-        if v is None or v[:3] in BAD_CPP_VERSIONS:
-            shown = w.software_version or "without a software version"
-            return f"ORC C++ {shown} hashed numbers wrongly (ORC-1024): its filters are not used"
-        if col.kind == BYTE:
-            return "ORC C++ BYTE filters are corrupted (values hashed after in-place compaction)"
-        if col.kind == FLOAT:
-            return "ORC C++ FLOAT filters hash the double given to the writer, not the stored float"
-        if col.kind == CHAR:
-            return "ORC C++ CHAR filters hash the unpadded value, not the stored one"
-        if col.kind == BINARY and v < (1, 7, 0):
-            return f"ORC C++ {w.software_version} added no BINARY values to filters (ORC-773)"
-        return None
-    return f"bloom filters from {w.writer_name} are not verified by bloomskip"
-
-
-def statistics_policy(orc: OrcFile, col: OrcColumn) -> str | None:
-    """Why the min/max statistics of ``col`` must not be used, or None (value counts and
-    ``has_null`` are always used). Further checks per entry: doubles with NaN, C++
-    string bounds holding NUL bytes."""
-    w = orc.writer
-    writer = JAVA if w.writer is None else w.writer
-    version = w.writer_version or 0
-    if col.nested:
-        return f"inside a {col.nested}"
-    if col.kind == CHAR:
-        return "CHAR statistics: padding differs between writers"
-    if writer == JAVA:
-        if col.kind in _TIMESTAMPS and version < ORC_135:
-            return f"timestamp statistics before ORC-135 (writer version {version})"
-        if col.kind in _TEXT and version < HIVE_8732:
-            return f"string statistics before HIVE-8732 (writer version {version})"
-        precision = getattr(col.arrow_type, "precision", 0)
-        if col.kind == DECIMAL and version == ORC_135 and precision <= 18:
-            return "decimal64 statistics of ORC 1.5.0 to 1.5.5 are wrong (ORC-517)"
-        if col.kind == DECIMAL and w.file_version[:2] == (1, 9999):
-            return "decimal statistics of the UNSTABLE-PRE-2.0 format"
-    return None
-
-
-def _legacy_policy(orc: OrcFile, col: OrcColumn, values: tuple) -> str | None:
-    """Why a legacy BLOOM_FILTER stream (read only when BLOOM_FILTER_UTF8 is absent)
-    cannot answer for these values, or None."""
-    w = orc.writer
-    if (w.writer or JAVA) != JAVA:
-        return "legacy BLOOM_FILTER stream from a non-Java writer"
-    if col.kind in (DECIMAL, BINARY) or col.kind in _TIMESTAMPS:
-        return f"legacy BLOOM_FILTER streams of {col.kind_name} columns hash another form"
-    if col.kind in _TEXT:
-        if (w.writer_version or 0) < HIVE_12055:
-            return "legacy string filters before HIVE-12055"
-        # The JVM's default charset hashed the text; any charset Java runs with encodes
-        # ASCII as ASCII, so only ASCII literals test the bytes the writer hashed.
-        if not all(isinstance(v, str) and v.isascii() for v in values):
-            return "legacy string filters hash the JVM's charset: only ASCII literals are tested"
-    return None
-
-
-# ---------------------------------------------------------------------------- ranges
-
-
-@dataclass(frozen=True)
-class _Range:
-    """What one statistics entry says about a column in a unit."""
-
-    count: int | None = None  # non-null values
-    has_null: bool | None = None
-    lo: Any = None  # inclusive bounds of the comparison keys; None: unbounded
-    hi: Any = None
-    exact: bool = False  # lo/hi are values of the column (min = max proves equality)
-    true_count: int | None = None  # BOOLEAN
-    note: str = ""  # why there are no bounds
-    unit: str = ""  # "ms" (timestamps, bounds widened), "days" (dates): how to show bounds
-
-    def excludes(self, key: Any) -> bool:
-        return (self.lo is not None and key < self.lo) or (self.hi is not None and key > self.hi)
-
-    def show(self) -> str:
-        def one(v: Any) -> str:
-            if v is None:
-                return "?"
-            if isinstance(v, bytes):
-                text = v[:24].decode("utf-8", "backslashreplace")
-                return repr(text + ("..." if len(v) > 24 else ""))
-            try:
-                if self.unit == "ms":
-                    return (_EPOCH_DT + dt.timedelta(milliseconds=v)).isoformat(sep=" ")
-                if self.unit == "days":
-                    return (_EPOCH + dt.timedelta(days=v)).isoformat()
-            except OverflowError:
-                pass
-            return str(v)
-
-        text = f"[{one(self.lo)}, {one(self.hi)}]"
-        if self.unit == "ms":
-            text += f" (min/max widened by {TIMESTAMP_MARGIN_MS // 1000} s)"
-        return text
-
-
-def _range(orc: OrcFile, col: OrcColumn, cs: proto.ColumnStatistics | None, why: str) -> _Range:
-    if cs is None:
-        return _Range(note=why)
-    base = {"count": cs.number_of_values, "has_null": cs.has_null}
-    if cs.number_of_values == 0:
-        return _Range(**base, note="no values")
-    policy = statistics_policy(orc, col)
-    if policy:
-        return _Range(**base, note=policy)
-    k = col.kind
-    try:
-        if col.ntz or k in _INTEGERS:
-            s = cs.int_statistics
-            if s is None or s.minimum is None or s.maximum is None:
-                return _Range(**base, note="no integer min/max")
-            return _Range(**base, lo=s.minimum, hi=s.maximum, exact=True)
-        if k in (FLOAT, DOUBLE):
-            s = cs.double_statistics
-            if s is None or s.minimum is None or s.maximum is None:
-                return _Range(**base, note="no double min/max")
-            if any(v is not None and math.isnan(v) for v in (s.minimum, s.maximum, s.sum)):
-                return _Range(**base, note="statistics hold NaN")
-            lo, hi = s.minimum, s.maximum
-            if k == FLOAT:
-                # The stored floats are the bounds rounded to float32 (ORC C++ records the
-                # doubles it was given; rounding is monotonic).
-                with np.errstate(over="ignore"):
-                    lo, hi = float(np.float32(lo)), float(np.float32(hi))
-            return _Range(**base, lo=lo, hi=hi)
-        if k == DECIMAL:
-            s = cs.decimal_statistics
-            if s is None or s.minimum is None or s.maximum is None:
-                return _Range(**base, note="no decimal min/max")
-            lo, hi = Decimal(s.minimum), Decimal(s.maximum)
-            if not (lo.is_finite() and hi.is_finite()):
-                return _Range(**base, note="decimal statistics are not numbers")
-            return _Range(**base, lo=lo, hi=hi, exact=True)
-        if k == DATE:
-            s = cs.date_statistics
-            if s is None or s.minimum is None or s.maximum is None:
-                return _Range(**base, note="no date min/max")
-            return _Range(**base, lo=s.minimum, hi=s.maximum, exact=True, unit="days")
-        if k in (STRING, VARCHAR):
-            return _string_range(orc, cs, base)
-        if k in _TIMESTAMPS:
-            s = cs.timestamp_statistics
-            if s is None or s.minimum_utc is None or s.maximum_utc is None:
-                return _Range(**base, note="no UTC timestamp min/max")
-            m = TIMESTAMP_MARGIN_MS
-            return _Range(**base, lo=s.minimum_utc - m, hi=s.maximum_utc + m, unit="ms")
-        if k == BOOLEAN:
-            s = cs.bucket_statistics
-            if s is None or len(s.count) != 1 or cs.number_of_values is None:
-                return _Range(**base, note="no true count")
-            return _Range(**base, true_count=s.count[0])
-    except (InvalidOperation, ValueError, TypeError, OverflowError) as e:
-        return _Range(**base, note=f"unreadable statistics: {e}")
-    return _Range(**base, note=f"no min/max for ORC {col.kind_name}")
-
-
-def _string_range(orc: OrcFile, cs: proto.ColumnStatistics, base: dict) -> _Range:
-    s = cs.string_statistics
-    if s is None:
-        return _Range(**base, note="no string min/max")
-    lo = s.minimum if s.minimum is not None else s.lower_bound
-    hi = s.maximum if s.maximum is not None else s.upper_bound
-    if lo is None and hi is None:
-        return _Range(**base, note="no string min/max")
-    if orc.writer.writer == CPP and any(b is not None and b"\x00" in b for b in (lo, hi)):
-        # ORC C++ compares strings with strncmp: a NUL byte ends the comparison, so
-        # bounds holding one may not bound the values.
-        return _Range(**base, note="ORC C++ string bounds with NUL bytes are unreliable")
-    exact = s.minimum is not None and s.maximum is not None
-    return _Range(**base, lo=lo, hi=hi, exact=exact)
 
 
 # ----------------------------------------------------------------------------- prune
@@ -495,7 +166,7 @@ class _FileContext:
         self._hashes: dict[tuple, np.ndarray | str] = {}
         self._bloom_policy: dict[int, str | None] = {}
         self._stripe_stats: tuple | str | None = None
-        self._ranges: dict[tuple[int, int], _Range] = {}
+        self._ranges: dict[tuple[int, int], Range] = {}
         self._filters: dict[tuple[int, int], OrcBloomFilter | str] = {}
 
     def evidence(self, ref: BoundReference) -> ColumnEvidence:
@@ -560,25 +231,25 @@ class _FileContext:
 
     # -- per unit ------------------------------------------------------------------
 
-    def range(self, unit: int, col: int) -> _Range:
+    def range(self, unit: int, col: int) -> Range:
         r = self._ranges.get((unit, col))
         if r is None:
             r = self._ranges[(unit, col)] = self._read_range(self.groups[unit], col)
         return r
 
-    def _read_range(self, g: RowGroup, col: int) -> _Range:
+    def _read_range(self, g: RowGroup, col: int) -> Range:
         info = self.infos[col]
         if "statistics" not in self.stages:
-            return _Range(note="statistics not used")
+            return Range(note="statistics not used")
         if self.orc.row_index_stride == 0:
             cs = self.stripe_statistics(g.stripe, col)
             if isinstance(cs, str):
-                return _Range(note=cs)
-            return _range(self.orc, info, cs, "no statistics")
+                return Range(note=cs)
+            return column_range(self.orc, info, cs, "no statistics")
         entries = self.row_index(g.stripe, col)
         if isinstance(entries, str):
-            return _Range(note=entries)
-        return _range(self.orc, info, entries[g.index].statistics, "no statistics")
+            return Range(note=entries)
+        return column_range(self.orc, info, entries[g.index].statistics, "no statistics")
 
     def filter(self, unit: int, col: int, values: tuple) -> tuple[OrcBloomFilter | None, str]:
         """The unit's trusted filter of ``col`` for these values, or why not."""
@@ -605,7 +276,7 @@ class _FileContext:
                     f"bloom filter not used: BLOOM_FILTER_UTF8 from writer version {version}",
                 )
         elif cbf.stream_kind == BLOOM_FILTER:
-            why = _legacy_policy(orc, info, values)
+            why = legacy_policy(orc, info, values)
             if why:
                 return None, f"bloom filter not used: {why}"
         found = self._filters.get((unit, col))
@@ -639,7 +310,7 @@ class _FileContext:
             return None
         if info.kind == DATE:
             early = any((v - _EPOCH).days < CALENDAR_SAFE_DAY for v in values)
-        elif info.kind in _TIMESTAMPS:
+        elif info.kind in TIMESTAMPS:
             early = any(v < CALENDAR_SAFE_DAY * 86_400 * 10**9 for v in values)
         else:
             return None
@@ -655,7 +326,7 @@ def _literal_hashes(orc: OrcFile, info: OrcColumn, values: tuple, zone: str | No
     writer = JAVA if orc.writer.writer is None else orc.writer.writer
     if info.ntz:
         return base_hashes(arr.view(pa.int64()), t)
-    if info.kind in _TIMESTAMPS:
+    if info.kind in TIMESTAMPS:
         if info.kind == TIMESTAMP and zone is None and writer == JAVA:
             raise InvalidParameterError(
                 "no writer time zone in the stripe footer (ORC Java's (-1 s, 0) quirk needs it)"
@@ -741,7 +412,7 @@ class _Column(ColumnEvidence):
                     if isinstance(conv, Values) and conv.exact and len(conv.values) == 1:
                         if self.f.calendar_doubt(info, conv.values):
                             continue
-                        if _keys(info, conv.values) == [r.lo]:
+                        if comparison_keys(info, conv.values) == [r.lo]:
                             ok = True
                             break
             proven.append(ok)
@@ -784,7 +455,7 @@ class _Statistics:
                 status.append(Status.EXCLUDED if out else Status.INCONCLUSIVE)
                 why.append(text)
             elif r.lo is not None or r.hi is not None:
-                keys = _keys(info, values.values) if keys is None else keys
+                keys = comparison_keys(info, values.values) if keys is None else keys
                 if keys and all(r.excludes(k) for k in keys):
                     status.append(Status.EXCLUDED)
                     why.append(f"statistics: outside {r.show()}")
@@ -821,31 +492,6 @@ class _Bloom:
                 status.append(Status.EXCLUDED)
                 why.append("bloom filter: absent")
         return Findings(np.array(status, dtype=np.uint8), why)
-
-
-def _keys(info: OrcColumn, values: tuple) -> list:
-    """The candidates as statistics compare them (empty: not comparable)."""
-    k = info.kind
-    out: list = []
-    for v in values:
-        if info.ntz or k in _INTEGERS or k in (FLOAT, DOUBLE):
-            out.append(v)
-        elif k == DECIMAL:
-            out.append(Decimal(v))
-        elif k == DATE:
-            out.append((v - _EPOCH).days)
-        elif k in _TIMESTAMPS:
-            out.append(v // _NS_PER_MS)  # the wall clock (or instant), floored ms
-        elif k == STRING:
-            out.append(v.encode("utf-8"))
-        elif k == VARCHAR:
-            out.append(v.encode("utf-8"))
-            n = info.orc_type.max_length if info.orc_type else None
-            if n is not None and len(v) > n:
-                out.append(v[:n].encode("utf-8"))  # the value a writer would have stored
-        else:
-            return []
-    return out
 
 
 __all__ = [

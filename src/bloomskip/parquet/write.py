@@ -24,6 +24,10 @@ are hashed as the file *stores* them (its physical type, FLBA length and time un
 back), the exact number of distinct hashes sizes the bitset with the "parquet" policy
 (``bits = -8 ndv / ln(1 - fpp^(1/8))``, rounded up to a power of two, 32 B to 128 MiB),
 and the header is the canonical one (:func:`bloomskip.parquet.bloom.encode_header`).
+With ``ndv="auto"`` (or a number) the distinct values are not counted: the filter is
+built at the size for that many (``"auto"``: the largest row group's row count, as
+arrow-rs defaults to its row group size) and folded to the target FPP, which is what
+arrow-rs and Arrow C++ write, byte for byte (:func:`bloomskip.sbbf.build_folded`).
 
 Encrypted files (Parquet modular encryption, with ``decryption=`` giving the keys): the
 filter of an encrypted column is written as two AES-GCM modules with the column's key -
@@ -50,18 +54,16 @@ hash is inserted - the same filter, bit for bit, as sorting and counting gave.
 from __future__ import annotations
 
 import collections
-import contextlib
 import itertools
 import os
 import queue
 import struct
-import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -78,6 +80,7 @@ from bloomskip.parquet.crypto import Decryption
 from bloomskip.parquet.footer import ENCRYPTED_MAGIC, MAGIC, Footer, LeafColumn, read_footer
 from bloomskip.parquet.schema import ColumnType, column_type
 from bloomskip.parquet.values import ChunkColumn, DecryptedReader, ValueReader, chunk_hashes
+from bloomskip.progress import bar as progress_bar
 from bloomskip.replace import (
     BackgroundCopy,
     FileIdentity,
@@ -85,8 +88,8 @@ from bloomskip.replace import (
     require_unchanged,
     same_file,
 )
-from bloomskip.sbbf import Sbbf, build_filter
-from bloomskip.sbbf.sizing import SizingPolicy, num_bytes_for
+from bloomskip.sbbf import Sbbf, build_filter, build_folded
+from bloomskip.sbbf.sizing import MAX_NDV, SizingPolicy, num_bytes_for
 
 #: ColumnMetaData field ids (parquet.thrift).
 BLOOM_FILTER_OFFSET = 14
@@ -109,11 +112,12 @@ class AddedFilter:
 
     row_group: int
     column: str
-    ndv: int  # distinct hashes inserted (the exact distinct count of non-null values)
+    ndv: int  # distinct hashes inserted (exact; estimated from the fill when folded)
     num_bytes: int  # bitset size
     offset: int  # where its header starts in the new file
     length: int  # header + bitset (what bloom_filter_length says)
     replaced: bool = False  # the chunk had a filter before (replace=True)
+    folded_from: int | None = None  # bitset size built before folding (ndv="auto" or N)
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,8 @@ class AddResult:
             mine = [f for f in self.added if f.column == column]
             ndvs = sorted(f.ndv for f in mine)
             spread = f"{ndvs[0]:,}" if ndvs[0] == ndvs[-1] else f"{ndvs[0]:,}..{ndvs[-1]:,}"
+            if any(f.folded_from is not None for f in mine):
+                spread = "~" + spread  # estimated from the fill, not counted
             size = sum(f.length for f in mine)
             lines.append(f"  {column[:24]:24} {count:>7} {size:>12,} {spread:>30}")
         reasons: dict[tuple[str, str], list[int | None]] = {}
@@ -206,6 +212,7 @@ def add_bloom_filters(
     progress: bool = False,
     *,
     policy: SizingPolicy = "parquet",
+    ndv: int | Literal["auto"] | None = None,
     decryption: Decryption | None = None,
 ) -> AddResult:
     """Add bloom filters to the Parquet file ``src`` without re-encoding its pages.
@@ -227,7 +234,11 @@ def add_bloom_filters(
     Each filter holds the hashes of the chunk's non-null values, encoded as the file
     stores them, and is sized for their exact distinct count at ``fpp`` (``policy``
     "parquet" as arrow-rs and parquet-java, or "putze" to always meet ``fpp``); an
-    empty or all-null chunk gets the smallest filter (32 B).
+    empty or all-null chunk gets the smallest filter (32 B). ``ndv="auto"`` or a number
+    skips the count: each filter is built at the size for that many distinct values
+    (``"auto"``: the row count of the file's largest row group) and folded down to
+    ``fpp``, as arrow-rs and Arrow C++ write filters - byte-identical to theirs for the
+    same starting NDV with ``policy="parquet"``; ``AddedFilter.ndv`` is then estimated.
 
     A chunk that already has a filter keeps it unless ``replace=True``; then it gets a
     new one and the old filter's bytes stay where they were, unreferenced (pages and
@@ -245,6 +256,7 @@ def add_bloom_filters(
     """
     started = time.perf_counter()
     num_bytes_for(1, fpp, policy)  # validate fpp and policy before touching anything
+    _check_ndv(ndv)
     src_name = os.fspath(src)
     in_place = dst is None or same_file(src_name, os.fspath(dst))
     target = os.path.realpath(src_name) if in_place else os.fspath(dst)  # type: ignore[arg-type]
@@ -273,7 +285,15 @@ def add_bloom_filters(
             ):
                 out.seek(footer.footer_offset)
                 result.added = _append_filters(
-                    src_name, footer, jobs, out, fpp, policy, progress, identity=identity
+                    src_name,
+                    footer,
+                    jobs,
+                    out,
+                    fpp,
+                    policy,
+                    progress,
+                    ndv=_start_ndv(footer, ndv),
+                    identity=identity,
                 )
                 copy.wait()
                 result.bytes_added = out.tell() - footer.file_size
@@ -290,6 +310,7 @@ def write_table(
     fpp: float = 0.01,
     *,
     policy: SizingPolicy = "parquet",
+    ndv: int | Literal["auto"] | None = None,
     progress: bool = False,
     **pyarrow_kwargs: Any,
 ) -> AddResult:
@@ -302,6 +323,8 @@ def write_table(
     the same code as :func:`add_bloom_filters`, after the last row group and with offset
     and length set; finally the file is renamed to ``path`` atomically. pyarrow's own
     ``bloom_filter_options`` is refused: its filters would be sized from a guessed NDV.
+    ``policy`` and ``ndv`` (exact count, ``"auto"`` or a number, then folded) are those
+    of :func:`add_bloom_filters`.
     """
     started = time.perf_counter()
     if "bloom_filter_options" in pyarrow_kwargs:
@@ -310,6 +333,7 @@ def write_table(
             "fpp, not pyarrow's bloom_filter_options"
         )
     num_bytes_for(1, fpp, policy)
+    _check_ndv(ndv)
     name = os.fspath(path)
     with atomic_path(name, mode_from=None) as tmp:
         pq.write_table(table, tmp, **pyarrow_kwargs)
@@ -320,7 +344,10 @@ def write_table(
             # Our own temporary file: the filters overwrite its footer, which was parsed
             # above; pyarrow reads only the pages before it.
             fh.seek(footer.footer_offset)
-            added = _append_filters(tmp, footer, jobs, fh, fpp, policy, progress, label=name)
+            added = _append_filters(
+                tmp, footer, jobs, fh, fpp, policy, progress, label=name,
+                ndv=_start_ndv(footer, ndv),
+            )  # fmt: skip
             fh.truncate()
             size = fh.tell()
     return AddResult(
@@ -428,6 +455,27 @@ def _plan_chunks(
     return jobs, skipped
 
 
+# ----------------------------------------------------------------------------- sizing
+
+
+def _check_ndv(ndv: object) -> None:
+    """``ndv`` is None (count), ``"auto"`` or a distinct count to build for, then fold."""
+    if ndv is None or ndv == "auto":
+        return
+    if isinstance(ndv, bool) or not isinstance(ndv, int) or not 0 <= ndv <= MAX_NDV:
+        raise InvalidParameterError(
+            f"ndv must be None (count the distinct values), 'auto' (the largest row group's "
+            f"row count) or an int from 0 to 2**63-1, got {ndv!r}"
+        )
+
+
+def _start_ndv(footer: Footer, ndv: int | Literal["auto"] | None) -> int | None:
+    """The NDV filters are built for before folding; None to size from the exact count."""
+    if ndv == "auto":
+        return max((rg.num_rows for rg in footer.row_groups), default=0)
+    return ndv
+
+
 # ----------------------------------------------------------------------------- filters
 
 
@@ -441,6 +489,7 @@ def _append_filters(
     progress: bool,
     *,
     label: str | None = None,
+    ndv: int | None = None,
     identity: FileIdentity | None = None,
 ) -> list[AddedFilter]:
     """Write each job's filter at ``out``'s position, then the edited footer and tail.
@@ -455,13 +504,15 @@ def _append_filters(
     readers: queue.SimpleQueue[ValueReader] = queue.SimpleQueue()
     opened: list[ValueReader] = []
 
-    def build(job: _Job) -> tuple[Sbbf, int]:
+    def build(job: _Job) -> tuple[Sbbf, int, int | None]:
         reader = readers.get()
         try:
             hashes = chunk_hashes(reader, job.row_group, job.column)
         finally:
             readers.put(reader)
-        return build_filter(hashes, fpp, policy)
+        if ndv is None:  # sized for the exact distinct count
+            return (*build_filter(hashes, fpp, policy), None)
+        return build_folded(hashes, fpp, ndv, policy)
 
     added: list[AddedFilter] = []
     try:
@@ -476,10 +527,16 @@ def _append_filters(
                 )
             readers.put(opened[-1])
         with (
-            _progress_bar(len(jobs), label or footer.path, progress) as bar,
+            progress_bar(
+                len(jobs),
+                os.path.basename(label or footer.path),
+                "chunk",
+                show=progress,
+                dynamic_ncols=True,
+            ) as bar,
             ThreadPoolExecutor(workers, thread_name_prefix="bloomskip-add") as pool,
         ):
-            for job, (f, ndv) in _in_order(pool, build, jobs, window=2 * workers):
+            for job, (f, count, folded_from) in _in_order(pool, build, jobs, window=2 * workers):
                 offset = out.tell()
                 chunk = footer.row_groups[job.row_group].columns[job.column.leaf.index]
                 if chunk.crypto is not None:  # encrypted with the column's key
@@ -502,11 +559,12 @@ def _append_filters(
                     AddedFilter(
                         job.row_group,
                         job.column.leaf.name,
-                        ndv,
+                        count,
                         f.num_bytes,
                         offset,
                         length,
                         job.replaced,
+                        folded_from,
                     )
                 )
                 bar.update(1)
@@ -564,19 +622,3 @@ def _write_footer(out: BinaryIO, footer: Footer) -> None:
     out.write(tail)
     out.write(struct.pack("<I", len(tail)))
     out.write(magic)
-
-
-@contextlib.contextmanager
-def _progress_bar(total: int, label: str, enabled: bool) -> Iterator[Any]:
-    from tqdm import tqdm
-
-    with tqdm(
-        total=total,
-        desc=os.path.basename(label),
-        unit="chunk",
-        file=sys.stderr,
-        disable=not enabled,
-        leave=False,
-        dynamic_ncols=True,
-    ) as bar:
-        yield bar

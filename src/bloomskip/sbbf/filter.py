@@ -19,6 +19,11 @@ size (:meth:`Sbbf.union`) gives the filter of the union of their values.
 Values reach the filter through :mod:`bloomskip.hashing`: an Arrow array, numpy array
 or Python scalar is turned into the PLAIN bytes of its Parquet physical type (or, with
 ``encoding="arrow"``, of its Arrow width, as Lance does) and hashed in compiled kernels.
+
+``strategy="draft"`` builds and reads filters as the initial draft of the spec stated
+them (MurmurHash3, and the block index masked rather than multiply-shifted); everything
+above holds for it too, except that folding ORs the filter's halves
+(:mod:`bloomskip.sbbf.strategy`).
 """
 
 from __future__ import annotations
@@ -37,9 +42,10 @@ from bloomskip.errors import (
     ReadOnlyFilterError,
 )
 from bloomskip.hashing.arrow import Encoding, PhysicalSpec, to_plain_columns
-from bloomskip.hashing.plain import HashAlgorithm, Rows, VarBytes, Words
+from bloomskip.hashing.plain import HashAlgorithm, Rows, VarBytes, Words, hash_plain
 from bloomskip.sbbf import sizing
-from bloomskip.sbbf.memory import aligned_zeros
+from bloomskip.sbbf.memory import aligned_zeros, byte_view, word_view
+from bloomskip.sbbf.strategy import Strategy
 
 kernels = lazy("bloomskip.sbbf.kernels")
 
@@ -52,25 +58,28 @@ class Sbbf:
     >>> f.check(["alice", "carol"]).tolist()
     [True, False]
 
-    ``hash`` selects the 64-bit hash (Parquet uses ``"xxhash64"`` only) and ``encoding``
-    how values become bytes: ``"parquet"`` (the PLAIN bytes of the Parquet physical
-    type, the default) or ``"arrow"`` (each Arrow type at its own width, as Lance's
-    zone index). Both are part of the filter: :meth:`union` refuses to mix them.
+    ``strategy`` selects the hash and block rule: ``"spec"`` (xxHash64, what every
+    Parquet file holds, the default) or ``"draft"`` (the initial draft's MurmurHash3 and
+    masked block index); ``hash="murmur3_x64_128"`` is another way to ask for the draft.
+    ``encoding`` says how values become bytes: ``"parquet"`` (the PLAIN bytes of the
+    Parquet physical type, the default) or ``"arrow"`` (each Arrow type at its own width,
+    as Lance's zone index). Both are part of the filter: :meth:`union` refuses to mix them.
     """
 
-    __slots__ = ("_encoding", "_hash", "_words")
+    __slots__ = ("_encoding", "_strategy", "_words")
 
     def __init__(
         self,
         num_bytes: int,
         *,
-        hash: str | HashAlgorithm = HashAlgorithm.XXHASH64,
+        strategy: str | Strategy | None = None,
+        hash: str | HashAlgorithm | None = None,
         encoding: str | Encoding = Encoding.PARQUET,
     ) -> None:
         sizing.validate_num_bytes(num_bytes)
-        self._words = aligned_zeros(num_bytes).view(np.uint32)
-        self._hash = HashAlgorithm.parse(hash)
+        self._strategy = Strategy.resolve(strategy, hash)
         self._encoding = Encoding.parse(encoding)
+        self._words = aligned_zeros(num_bytes).view(np.uint32)
 
     # ------------------------------------------------------------------ construction
 
@@ -81,7 +90,8 @@ class Sbbf:
         fpp: float,
         *,
         policy: sizing.SizingPolicy = "parquet",
-        hash: str | HashAlgorithm = HashAlgorithm.XXHASH64,
+        strategy: str | Strategy | None = None,
+        hash: str | HashAlgorithm | None = None,
         encoding: str | Encoding = Encoding.PARQUET,
     ) -> Sbbf:
         """An empty filter sized for ``ndv`` distinct values at false-positive rate ``fpp``.
@@ -89,7 +99,8 @@ class Sbbf:
         ``policy="parquet"`` uses the classic formula of arrow-rs/parquet-java/Arrow C++;
         ``policy="putze"`` the exact SBBF FPP that Lance uses (see :mod:`.sizing`).
         """
-        return cls(sizing.num_bytes_for(ndv, fpp, policy), hash=hash, encoding=encoding)
+        num_bytes = sizing.num_bytes_for(ndv, fpp, policy)
+        return cls(num_bytes, strategy=strategy, hash=hash, encoding=encoding)
 
     @classmethod
     def from_bytes(
@@ -97,7 +108,8 @@ class Sbbf:
         bitset: Any,
         *,
         copy: bool = False,
-        hash: str | HashAlgorithm = HashAlgorithm.XXHASH64,
+        strategy: str | Strategy | None = None,
+        hash: str | HashAlgorithm | None = None,
         encoding: str | Encoding = Encoding.PARQUET,
     ) -> Sbbf:
         """A filter over raw bitset bytes: 32-byte blocks of eight little-endian u32 words.
@@ -106,27 +118,27 @@ class Sbbf:
         ``memoryview``, ``mmap``, numpy array). Without ``copy`` the filter *views* the
         buffer (no copy; a read-only buffer gives a read-only filter). Any multiple of
         32 bytes up to 128 MiB is accepted, as readers do; writers use powers of two.
+        A draft filter (``strategy="draft"``) must be a power of two: its block rule
+        masks the hash to the block count.
         """
-        try:
-            raw = np.frombuffer(bitset, dtype=np.uint8)
-        except (TypeError, ValueError) as exc:
-            raise InvalidBitsetError(
-                f"bitset must be a bytes-like object, got {type(bitset).__name__}"
-            ) from exc
+        chosen = Strategy.resolve(strategy, hash)
+        encoding = Encoding.parse(encoding)
+        raw = byte_view(bitset, "bitset")
         n = raw.shape[0]
         if n == 0 or n % sizing.BLOCK_BYTES or n > sizing.MAX_BYTES:
             raise InvalidBitsetError(
                 f"bitset of {n} B is not an SBBF: its length must be a non-zero multiple of "
                 f"{sizing.BLOCK_BYTES} B (whole 256-bit blocks) and at most 128 MiB"
             )
+        if chosen is Strategy.DRAFT and n & (n - 1):
+            raise InvalidBitsetError(
+                f"bitset of {n} B is not a draft SBBF: the draft's block index masks the "
+                "hash to the block count, so its length must be a power of two"
+            )
         self = cls.__new__(cls)
-        if copy or raw.ctypes.data % 4:
-            buf = aligned_zeros(n)
-            buf[:] = raw
-            raw = buf
-        self._words = raw.view(np.uint32)
-        self._hash = HashAlgorithm.parse(hash)
-        self._encoding = Encoding.parse(encoding)
+        self._words = word_view(raw, np.uint32, copy)
+        self._strategy = chosen
+        self._encoding = encoding
         return self
 
     def to_bytes(self) -> bytes:
@@ -134,7 +146,9 @@ class Sbbf:
         return self._words.tobytes()
 
     def copy(self) -> Sbbf:
-        return Sbbf.from_bytes(self._words, copy=True, hash=self._hash, encoding=self._encoding)
+        return Sbbf.from_bytes(
+            self._words, copy=True, strategy=self._strategy, encoding=self._encoding
+        )
 
     # ------------------------------------------------------------------ properties
 
@@ -157,8 +171,13 @@ class Sbbf:
         return memoryview(self._words.view(np.uint8))
 
     @property
+    def strategy(self) -> Strategy:
+        """The hash and block rule the filter was built with (:mod:`.strategy`)."""
+        return self._strategy
+
+    @property
     def hash(self) -> HashAlgorithm:
-        return self._hash
+        return self._strategy.hash
 
     @property
     def encoding(self) -> Encoding:
@@ -173,13 +192,19 @@ class Sbbf:
     def insert_hashes(self, hashes: np.ndarray) -> None:
         """Insert 64-bit hashes (anything convertible to a ``uint64`` array)."""
         self._require_writable()
-        kernels.insert_hashes(self._words, _as_u64(hashes))
+        if self._strategy is Strategy.SPEC:
+            kernels.insert_hashes(self._words, _as_u64(hashes))
+        else:
+            kernels.insert_hashes_masked(self._words, _as_u64(hashes))
 
     def check_hashes(self, hashes: np.ndarray) -> np.ndarray:
         """``bool`` array: may the filter contain each hash? (False = definitely absent)."""
         h = _as_u64(hashes)
         out = np.empty(h.shape[0], dtype=np.bool_)
-        kernels.check_hashes(self._words, h, out)
+        if self._strategy is Strategy.SPEC:
+            kernels.check_hashes(self._words, h, out)
+        else:
+            kernels.check_hashes_masked(self._words, h, out)
         return out
 
     # ------------------------------------------------------------------ values
@@ -216,9 +241,10 @@ class Sbbf:
         return bool(self.check(value)[0])
 
     def _insert_plain(self, plain: Words | Rows | VarBytes) -> None:
-        code = self._hash.code
-        if isinstance(plain, Words) and self._hash is not HashAlgorithm.XXHASH64:
-            plain = plain.as_rows()
+        if self._strategy is not Strategy.SPEC:  # hash, then insert by the draft's rule
+            kernels.insert_hashes_masked(self._words, hash_plain(plain, self.hash))
+            return
+        code = self.hash.code
         if isinstance(plain, Words):
             kernels.insert_words(self._words, plain.values)
         elif isinstance(plain, Rows):
@@ -227,10 +253,10 @@ class Sbbf:
             kernels.insert_var(self._words, plain.offsets, plain.data, code)
 
     def _check_plain(self, plain: Words | Rows | VarBytes) -> np.ndarray:
-        code = self._hash.code
+        if self._strategy is not Strategy.SPEC:
+            return self.check_hashes(hash_plain(plain, self.hash))
+        code = self.hash.code
         out = np.empty(len(plain), dtype=np.bool_)
-        if isinstance(plain, Words) and self._hash is not HashAlgorithm.XXHASH64:
-            plain = plain.as_rows()
         if isinstance(plain, Words):
             kernels.check_words(self._words, plain.values, out)
         elif isinstance(plain, Rows):
@@ -259,7 +285,9 @@ class Sbbf:
     def fold(self, k: int = 1) -> Sbbf:
         """A filter ``2**k`` times smaller: block ``i`` = OR of blocks ``i*2**k .. +2**k-1``.
 
-        Bit-identical to building the smaller filter from the same values.
+        Bit-identical to building the smaller filter from the same values. A draft filter
+        folds by its own rule instead: block ``i`` = OR of blocks ``i``, ``i + n``,
+        ``i + 2n``... (``n`` blocks after folding).
         """
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise InvalidParameterError(f"fold count must be an int >= 0, got {k!r}")
@@ -270,21 +298,26 @@ class Sbbf:
                 f"a multiple of {group} (this filter can fold at most "
                 f"{_trailing_zeros(self.num_blocks)} times)"
             )
-        blocks = self._words.reshape(self.num_blocks // group, group, 8)
-        folded = np.bitwise_or.reduce(blocks, axis=1).reshape(-1)
-        return Sbbf.from_bytes(folded, copy=True, hash=self._hash, encoding=self._encoding)
+        folded = self._strategy.fold_blocks(self._words.reshape(-1, 8), group)
+        return Sbbf.from_bytes(folded, copy=True, strategy=self._strategy, encoding=self._encoding)
 
-    def folds_for_fpp(self, target_fpp: float) -> int:
+    def folds_for_fpp(self, target_fpp: float, policy: sizing.SizingPolicy = "parquet") -> int:
         """How many folds keep the estimated FPP at or below ``target_fpp``.
 
-        The rule of arrow-rs and Arrow C++ (``fold_to_target_fpp``), so that a filter
-        built at a large size and folded matches theirs bit for bit: the fill after
-        ``k`` folds is estimated as ``1 - (1 - fill) ** (2**k)`` and the FPP as
-        ``fill ** 8``; an empty filter folds down to one block.
+        ``policy="parquet"``: the rule of arrow-rs and Arrow C++ (``fold_to_target_fpp``),
+        so that a filter built at a large size and folded matches theirs bit for bit: the
+        fill after ``k`` folds is estimated as ``1 - (1 - fill) ** (2**k)`` and the FPP as
+        ``fill ** 8``. ``policy="putze"``: Putze's exact FPP of the folded size for the
+        distinct count estimated from this filter's fill (as :func:`.sizing.num_bytes_for`
+        sizes). Either way an empty filter folds down to one block.
         """
         if not (0.0 < target_fpp < 1.0):
             raise InvalidParameterError(
                 f"target fpp must be strictly between 0 and 1, got {target_fpp!r}"
+            )
+        if policy not in sizing.POLICIES:
+            raise InvalidParameterError(
+                f"unknown sizing policy {policy!r}: use one of {', '.join(sizing.POLICIES)}"
             )
         n = self.num_blocks
         if n < 2:
@@ -293,14 +326,21 @@ class Sbbf:
         fill = self.fill_ratio()
         if fill == 0.0:
             return max_folds
+        ndv = sizing.ndv_from_fill(fill, self.num_bytes)
+
+        def fits(k: int) -> bool:
+            if policy == "parquet":
+                return sizing.fpp_after_folds(fill, k) <= target_fpp
+            return sizing.putze_fpp(ndv, self.num_bytes >> k) <= target_fpp
+
         folds = 0
-        while folds < max_folds and sizing.fpp_after_folds(fill, folds + 1) <= target_fpp:
+        while folds < max_folds and fits(folds + 1):
             folds += 1
         return folds
 
-    def fold_to_fpp(self, target_fpp: float) -> Sbbf:
+    def fold_to_fpp(self, target_fpp: float, policy: sizing.SizingPolicy = "parquet") -> Sbbf:
         """The smallest fold of this filter whose estimated FPP stays <= ``target_fpp``."""
-        return self.fold(self.folds_for_fpp(target_fpp))
+        return self.fold(self.folds_for_fpp(target_fpp, policy))
 
     # ------------------------------------------------------------------ statistics
 
@@ -330,7 +370,7 @@ class Sbbf:
         if not isinstance(other, Sbbf):
             return NotImplemented
         return (
-            self._hash is other._hash
+            self._strategy is other._strategy
             and self._encoding is other._encoding
             and self.num_bytes == other.num_bytes
             and bool(np.array_equal(self._words, other._words))
@@ -342,7 +382,7 @@ class Sbbf:
         return self.num_bytes
 
     def __repr__(self) -> str:
-        extra = "" if self._hash is HashAlgorithm.XXHASH64 else f", hash={self._hash.value!r}"
+        extra = "" if self._strategy is Strategy.SPEC else f", strategy={self._strategy.value!r}"
         if self._encoding is not Encoding.PARQUET:
             extra += f", encoding={self._encoding.value!r}"
         return f"Sbbf(num_bytes={self.num_bytes}, fill={self.fill_ratio():.4f}{extra})"
@@ -359,12 +399,16 @@ class Sbbf:
     def _require_compatible(self, other: Sbbf) -> None:
         if not isinstance(other, Sbbf):
             raise IncompatibleFiltersError(f"cannot combine an Sbbf with {type(other).__name__}")
-        if other._hash is not self._hash or other._encoding is not self._encoding:
+        if other._strategy is not self._strategy or other._encoding is not self._encoding:
             raise IncompatibleFiltersError(
-                f"cannot combine filters built with hash={self._hash.value}/"
-                f"encoding={self._encoding.value} and hash={other._hash.value}/"
-                f"encoding={other._encoding.value}"
+                f"cannot combine filters built with {self._describe()} and {other._describe()}"
             )
+
+    def _describe(self) -> str:
+        return (
+            f"strategy={self._strategy.value} (hash={self.hash.value})/"
+            f"encoding={self._encoding.value}"
+        )
 
 
 def build_filter(
@@ -375,7 +419,7 @@ def build_filter(
     Returns the filter and that count. No hashes give the smallest filter, 32 B. Used for
     Parquet column chunks (``add_bloom_filters``) and zone index file filters.
     """
-    # One pass over a hash set counts the distinct hashes (a sort costs ~20x more); every
+    # One pass over a hash set counts the distinct hashes (a sort costs 5-10x more); every
     # hash is then inserted, duplicates too: inserting one again sets no new bit, so the
     # filter is the same whatever the order or the repeats.
     hashes = _as_u64(hashes)
@@ -388,6 +432,25 @@ def build_filter(
 def _odd_multiplier() -> np.uint64:
     """A random odd 64-bit multiplier for the hash set of :func:`build_filter`."""
     return np.uint64(secrets.randbits(64) | 1)
+
+
+def build_folded(
+    hashes: np.ndarray, fpp: float, max_ndv: int, policy: sizing.SizingPolicy = "parquet"
+) -> tuple[Sbbf, int, int]:
+    """A filter for ``hashes`` without counting them: built at the size for ``max_ndv``
+    distinct values at ``fpp``, then folded to ``fpp`` (:meth:`Sbbf.fold_to_fpp`).
+
+    What arrow-rs and Arrow C++ write (they start from the configured NDV, by default
+    the row group size, and fold), byte for byte, with ``policy="parquet"``. Returns the
+    filter, the distinct count estimated from the fill before folding, and the size
+    built at.
+    """
+    start = sizing.num_bytes_for(max_ndv, fpp, policy)
+    f = Sbbf(start)
+    f.insert_hashes(hashes)
+    estimate = f.estimated_ndv()
+    ndv = round(estimate) if math.isfinite(estimate) else int(hashes.size)
+    return f.fold_to_fpp(fpp, policy), ndv, start
 
 
 def _trailing_zeros(n: int) -> int:

@@ -10,7 +10,9 @@ Filter"):
     bit_j = (key * SALT[j] mod 2**32) >> 27          one bit in each of the 8 words
 
 Insert ORs ``1 << bit_j`` into word ``j`` of the block; check is true when all eight
-bits are set. The loops are written so that LLVM's SLP vectorizer turns the eight
+bits are set. :func:`insert_hashes_masked` / :func:`check_hashes_masked` pick the block
+as the initial draft did instead, ``(h >> 32) & (num_blocks - 1)`` (see
+:mod:`bloomskip.sbbf.strategy`). The loops are written so that LLVM's SLP vectorizer turns the eight
 lanes into vector instructions, and the fused kernels work in two phases: hash a
 chunk of :data:`~bloomskip.hashing.kernels.CHUNK` values into a small buffer (strings
 through :func:`~bloomskip.hashing.kernels.hash_var_chunk`, row-parallel when they are
@@ -35,21 +37,8 @@ from bloomskip.hashing.kernels import (
     new_scratch,
     xxh64_word,
 )
+from bloomskip.sbbf.masks import SALT
 
-#: The eight odd salts of the Parquet SBBF (parquet-format BloomFilter.md).
-SALT = np.array(
-    [
-        0x47B6137B,
-        0x44974D91,
-        0x8824AD5B,
-        0xA2B7289D,
-        0x705495C7,
-        0x2DF1424B,
-        0x9EFC4947,
-        0x5C6BFB31,
-    ],
-    dtype=np.uint32,
-)
 _SALT64 = SALT.astype(np.uint64)
 
 #: How many hashes ahead the insert/check loops prefetch their block.
@@ -116,6 +105,42 @@ def insert_hashes(words, hashes):
 def check_hashes(words, hashes, out):
     """``out[i]`` = the filter may contain ``hashes[i]``."""
     _check_batch(words, _U64(words.shape[0] // 8), hashes, hashes.shape[0], out)
+
+
+# --- the draft's block rule: the high 32 bits masked to a power-of-two block count ----
+
+
+@njit(inline="always")
+def _masked_base(h, mask):
+    return ((h >> _U64(32)) & mask) * _U64(8)
+
+
+@njit(**KERNEL)
+def insert_hashes_masked(words, hashes):
+    """Insert every hash, the block chosen by the draft's rule (power-of-two blocks)."""
+    mask = _U64(words.shape[0] // 8 - 1)
+    for i in range(hashes.shape[0]):
+        h = hashes[i]
+        base = _masked_base(h, mask)
+        key = h & _LOW32
+        for j in range(8):
+            bit = ((key * _SALT64[j]) & _LOW32) >> _U64(27)
+            words[base + _U64(j)] |= np.uint32(1) << np.uint32(bit)
+
+
+@njit(**KERNEL)
+def check_hashes_masked(words, hashes, out):
+    """``out[i]`` = the filter may contain ``hashes[i]``, under the draft's block rule."""
+    mask = _U64(words.shape[0] // 8 - 1)
+    for i in range(hashes.shape[0]):
+        h = hashes[i]
+        base = _masked_base(h, mask)
+        key = h & _LOW32
+        miss = np.uint32(0)
+        for j in range(8):
+            bit = ((key * _SALT64[j]) & _LOW32) >> _U64(27)
+            miss |= ~words[base + _U64(j)] & (np.uint32(1) << np.uint32(bit))
+        out[i] = miss == 0
 
 
 # --- fused kernels: fixed-width words (BOOLEAN, INT32, INT64, FLOAT, DOUBLE) ---------

@@ -5,18 +5,20 @@ A source is a lake of files (:mod:`.files`), or a dataset whose units are not pl
 files (a Lance dataset's fragments, :mod:`bloomskip.lance.source`). Every source
 implements :class:`Source`; the index and the Spark pipeline use nothing else of it.
 
-A file's identity is ``(path, size, mtime_ns)``: an index trusts what it knows of a file
-only while both size and modification time are unchanged. A file rewritten to the same
-size within the file system's timestamp granularity cannot be told apart; the docs say
-so.
+A file's identity is ``(path, size, mtime_ns, etag)``: an index trusts what it knows of a
+file only while all of them are unchanged. Object stores give an ETag (a content hash for
+whole-object uploads): their modification times have a second's precision, and a
+same-size rewrite within that second is told apart by it. On local file systems
+(nanosecond times, no ETag) a file rewritten to the same size within the file system's
+timestamp granularity cannot be told apart; the docs say so.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -31,10 +33,17 @@ class SourceFile:
     path: str
     size: int
     mtime_ns: int
+    etag: str | None = None  # object stores: the ETag; None on local file systems
 
     @property
-    def identity(self) -> tuple[str, int, int]:
-        return (self.path, self.size, self.mtime_ns)
+    def identity(self) -> tuple[str, int, int, str | None]:
+        return (self.path, self.size, self.mtime_ns, self.etag)
+
+
+def unchanged(row: Mapping[str, Any], f: SourceFile) -> bool:
+    """Whether an index's fragment ``row`` (``size``, ``mtime_ns``, ``etag``) still
+    describes the file ``f`` as listed now."""
+    return (row["size"], row["mtime_ns"], row.get("etag")) == (f.size, f.mtime_ns, f.etag)
 
 
 @dataclass(frozen=True)
@@ -100,4 +109,4 @@ class Source(ABC):
         return None
 
 
-__all__ = ["IndexRead", "Source", "SourceFile"]
+__all__ = ["IndexRead", "Source", "SourceFile", "unchanged"]

@@ -20,11 +20,11 @@ import pyarrow.fs as pafs
 from bloomskip import formats
 from bloomskip.errors import BloomskipError, SourceChangedError, SourceError
 from bloomskip.hashing.arrow import PhysicalSpec
+from bloomskip.objstore import PYARROW_TO_URL, first_line, mtime_ns, open_store
 from bloomskip.sources.base import IndexRead, Source, SourceFile
 
 #: How many files are tried for a schema or a physical type before giving up.
 _PROBE_FILES = 20
-_URI_SCHEME = {"gcs": "gs"}
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class FileSource(Source):
         """The path as a user (or Spark) writes it: plain for local files, else a URI."""
         if self.scheme == "local":
             return path
-        return f"{_URI_SCHEME.get(self.scheme, self.scheme)}://{path}"
+        return f"{PYARROW_TO_URL.get(self.scheme, self.scheme)}://{path}"
 
     def to_json(self) -> dict:
         return {"uri": self.uri, "filesystem": self.scheme, "paths": list(self.paths)}
@@ -81,8 +81,15 @@ class FileSource(Source):
         uri = first if single and "://" in first else ",".join(paths)  # local: absolute
         return cls(uri=uri, filesystem=fs, paths=tuple(paths))
 
+    @property
+    def on_object_store(self) -> bool:
+        return self.scheme in PYARROW_TO_URL
+
     def list(self) -> list[SourceFile]:
-        """Every data file under the roots, sorted by path."""
+        """Every data file under the roots, sorted by path (with ETags on object stores,
+        listed through obstore)."""
+        if self.on_object_store:
+            return self._list_objects()
         found: dict[str, SourceFile] = {}
         for root in self.paths:
             try:
@@ -115,8 +122,57 @@ class FileSource(Source):
             raise SourceError(f"{self.uri_of(path)}: cannot open: {e}") from e
 
     def stat(self, path: str) -> SourceFile | None:
+        if self.on_object_store:
+            return self._head(path)
         info = self.filesystem.get_file_info(path)
         return None if info.type != pafs.FileType.File else _entry(info)
+
+    # -- object stores: listings with ETags -------------------------------------------
+
+    def _store(self, bucket: str):
+        return open_store(f"{PYARROW_TO_URL[self.scheme]}://{bucket}")
+
+    def _head(self, path: str) -> SourceFile | None:
+        import obstore
+
+        bucket, _, key = path.partition("/")
+        if not key:
+            return None
+        try:
+            meta = obstore.head(self._store(bucket), key)
+        except FileNotFoundError:
+            return None
+        except Exception as e:
+            raise SourceError(f"{self.uri_of(path)}: cannot stat: {first_line(e)}") from None
+        return _object_entry(bucket, meta)
+
+    def _list_objects(self) -> list[SourceFile]:
+        import obstore
+
+        found: dict[str, SourceFile] = {}
+        for root in self.paths:
+            single = self._head(root)
+            if single is not None:
+                found[single.path] = single
+                continue
+            bucket, _, key = root.partition("/")
+            prefix = key.rstrip("/")
+            try:
+                metas = obstore.list(self._store(bucket), prefix=prefix or None).collect()
+            except Exception as e:
+                raise SourceError(f"{self.uri}: cannot list {root}: {first_line(e)}") from None
+            if not metas:
+                raise SourceError(f"{self.uri}: {root} does not exist")
+            for meta in metas:
+                name = str(meta["path"])
+                rel = name[len(prefix) :].lstrip("/") if prefix else name
+                if not rel or name.endswith("/"):
+                    continue  # a "directory" marker object, as some clients write
+                if _hidden(rel) or not _data_file(rel.rpartition("/")[2]):
+                    continue
+                f = _object_entry(bucket, meta)
+                found[f.path] = f
+        return [found[p] for p in sorted(found)]
 
     def reader(self, fh, path: str) -> formats.FileReader:
         return formats.open_reader(fh, self.uri_of(path))
@@ -161,6 +217,13 @@ class FileSource(Source):
             except (OSError, pa.ArrowException, BloomskipError, KeyError):
                 continue
         return None
+
+
+def _object_entry(bucket: str, meta) -> SourceFile:
+    etag = meta.get("e_tag")
+    return SourceFile(
+        f"{bucket}/{meta['path']}", int(meta["size"]), mtime_ns(meta["last_modified"]), etag
+    )
 
 
 def _entry(info: pafs.FileInfo) -> SourceFile:

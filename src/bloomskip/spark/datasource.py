@@ -137,6 +137,7 @@ class FilePartition(sds.InputPartition):
     zones: tuple[tuple[int, int], ...] | None = None
     size: int | None = None
     mtime_ns: int | None = None
+    etag: str | None = None
 
 
 # --------------------------------------------------------------------------- source
@@ -335,6 +336,7 @@ class BloomskipReader(sds.DataSourceReader):
                     None if zones is None else tuple((a, b - a) for a, b in merge_ranges(zones)),
                     None if ident is None else ident[0],
                     None if ident is None else ident[1],
+                    None if ident is None else ident[2],
                 )
             )
         cand_paths = {p for p, _, _ in candidates}
@@ -348,7 +350,7 @@ class BloomskipReader(sds.DataSourceReader):
             zones_candidate=res.zones_candidate,
             rows_total=res.rows_total,
             rows_candidate=sum(f.rows or 0 for f in zone_files),
-            bytes_skipped=sum(sizes.get(p, (0, 0))[0] for p, _ in skipped),
+            bytes_skipped=sum(sizes.get(p, (0, 0, None))[0] for p, _ in skipped),
             skipped_reasons=dict(Counter(why for _, why in skipped)),
             skipped=[{"path": p, "reason": why} for p, why in skipped[:REPORT_EXAMPLES]],
             read_in_full=dict(in_full),
@@ -397,7 +399,7 @@ class BloomskipReader(sds.DataSourceReader):
         if not isinstance(partition, FilePartition):  # Spark's stand-in for "no partitions"
             return
         p = partition
-        identity = None if p.size is None else (p.size, p.mtime_ns)
+        identity = None if p.size is None else (p.size, p.mtime_ns, p.etag)
         yield from read_file(p.path, p.zones, identity, self.schema)
 
 
@@ -415,19 +417,13 @@ def _rename(e: Expression, column: str) -> Expression:
     raise TypeError(f"unexpected pushed expression {e}")
 
 
-def _fragment_identity(zi) -> dict[str, tuple[int, int]]:
-    """URI -> (size, mtime_ns) of every indexed file."""
+def _fragment_identity(zi) -> dict[str, tuple[int, int, str | None]]:
+    """URI -> (size, mtime_ns, etag) of every indexed file."""
     try:
-        frags = zi.fragments()
         uri_of = zi.source.uri_of
         return {
-            uri_of(p): (int(s), int(m))
-            for p, s, m in zip(
-                frags.column("path").to_pylist(),
-                frags.column("size").to_pylist(),
-                frags.column("mtime_ns").to_pylist(),
-                strict=True,
-            )
+            uri_of(r["path"]): (int(r["size"]), int(r["mtime_ns"]), r.get("etag"))
+            for r in zi.fragments().to_pylist()
         }
     except Exception:  # report sizes and re-checks are a convenience, never a failure
         return {}

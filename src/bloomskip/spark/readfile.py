@@ -21,6 +21,7 @@ from bloomskip.errors import (
     UnsupportedFileError,
     UnsupportedTypeError,
 )
+from bloomskip.sources.files import FileSource
 from bloomskip.spark.types import match_column
 
 
@@ -36,19 +37,19 @@ def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
 def read_file(
     uri: str,
     zones: Sequence[tuple[int, int]] | None,
-    identity: tuple[int, int] | None,
+    identity: tuple[int, int, str | None] | None,
     schema: st.StructType,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of the file ``uri`` inside ``zones`` ((start, length) row ranges; None:
-    every row), as batches of ``schema``. ``identity`` is the file's (size, mtime_ns)
-    when indexed: if it changed, every row is read."""
+    every row), as batches of ``schema``. ``identity`` is the file's (size, mtime_ns,
+    etag) when indexed: if it changed, every row is read."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     target = to_arrow_schema(schema, timezone="UTC")
     fs, path = _filesystem(uri)
     if zones is not None and identity is not None:
-        info = fs.get_file_info(path)
-        if (int(info.size or 0), int(info.mtime_ns or 0)) != identity:
+        now = FileSource.resolve([uri], single=True).stat(path)
+        if now is None or (now.size, now.mtime_ns, now.etag) != tuple(identity):
             zones = None  # rewritten since it was indexed: offsets no longer apply
     try:
         fh = fs.open_input_file(path)

@@ -20,8 +20,9 @@ import pyarrow as pa
 
 from bloomskip import formats
 from bloomskip.errors import BloomskipError, SparkJobError
+from bloomskip.index.build import plan_tasks
 from bloomskip.sources import SourceFile, resolve
-from bloomskip.spark.build import plan_tasks
+from bloomskip.spark.build import cores
 from bloomskip.spark.session import require_pyspark, spark_schema
 
 _RESULT_SCHEMA = pa.schema(
@@ -140,7 +141,7 @@ def add_bloom_filters(
         else:
             report.skipped.append((f.path, "not a Parquet file"))
     if files:
-        job = _Retrofit(files, names, float(fpp), plan_tasks(spark, files, tasks))
+        job = _Retrofit(files, names, float(fpp), plan_tasks(files, tasks or 3 * cores(spark)))
         df = spark.range(0, len(job.tasks), 1, len(job.tasks))
         df = df.mapInArrow(job, spark_schema(_RESULT_SCHEMA))
         try:

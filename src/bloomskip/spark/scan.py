@@ -1,21 +1,21 @@
 """Reading a lake with Spark through a zone index: only the files that may match.
 
 :func:`plan_read` asks the index which files may hold rows matching ``where`` and
-returns a DataFrame over the source that leaves the others out of Spark's file listing,
-with ``where`` itself still applied - so the rows are exactly those of
-``spark.read.parquet(source).where(where)``.
+returns a DataFrame over *those files only*, with ``where`` itself still applied - so the
+rows are exactly those of ``spark.read.parquet(source).where(where)``.
 
-How files are left out: Spark lists the source itself (``df.inputFiles()``); a file is
-left out only when the index *ruled it out* - listed by the index's own look at the
-source, unchanged since indexing, and excluded by its filters - and the DataFrame gets
-``NOT _metadata.file_path IN (those files)``, which Spark applies while listing (the
-skipped files are never opened). Every other file is read: candidates, files added or
-rewritten since indexing, files Spark lists that the index did not see. The path form
-is Spark's own (``file:/dir/a%20b.parquet``), taken from Spark's listing, so a file
-named in another form can only be read needlessly, never dropped.
+How: the index answers with its candidates (:meth:`~bloomskip.index.ZoneIndex.query`):
+files whose zones may match, and - when it checks the source (``check_source=True``, the
+default) - every file added or rewritten since indexing, in full; files removed since
+are not listed, so never read. Spark is then handed exactly those paths and the lake's
+schema, so it lists nothing else: a lookup's planning does not grow with the number of
+files in the lake. The schema is inferred by Spark once per :class:`IndexedLake` (one
+listing, at the first query), or given. ``check_source=False`` lists nothing at all:
+for a lake that is only appended to and refreshed after each append.
 
-When the index cannot answer - missing or unreadable, a predicate it cannot parse - the
-DataFrame reads every file, and :attr:`ReadPlan.notes` says why.
+When the index cannot answer - missing or unreadable, a predicate it cannot parse, an
+index of another source - the DataFrame reads every file, and :attr:`ReadPlan.notes`
+says why.
 """
 
 from __future__ import annotations
@@ -28,18 +28,16 @@ from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from bloomskip.errors import BloomskipError
 from bloomskip.expr.sql import parse
 from bloomskip.index import store
 from bloomskip.index.query import MAX_IN_FPP, QueryResult, ZoneIndex, open_index
+from bloomskip.index.storage import open_storage
 from bloomskip.spark.session import require_pyspark
 from bloomskip.units import human_bytes
 
 log = logging.getLogger("bloomskip.spark")
-
-_TRIPLE_SLASH = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):///")
 
 
 @dataclass
@@ -59,9 +57,9 @@ class ReadPlan:
     read_reasons: dict[str, int] = field(default_factory=dict)  # why files are read
     skip_reasons: dict[str, int] = field(default_factory=dict)  # why files are skipped
     notes: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # Spark paths left out
+    skipped: list[str] = field(default_factory=list)  # files left out
     query: QueryResult | None = None
-    seconds: float = 0.0  # planning: the index query and Spark's listing
+    seconds: float = 0.0  # planning: the index query and the DataFrame over candidates
 
     @property
     def files_read(self) -> int:
@@ -190,82 +188,116 @@ class IndexedLake:
             return None
 
     def _dataframe(self, fmt: str):
+        """Every file of the source, as Spark lists them (the schema is kept)."""
         reader = self.spark.read.format(fmt).options(**self.options)
         if self.schema is not None:
             reader = reader.schema(self.schema)
         df = reader.load(self.paths[0] if len(self.paths) == 1 else self.paths)
-        if self.schema is None:  # inferred once: a query with a schema only lists files
+        if self.schema is None:  # inferred once: later queries pass it and list nothing
             self.schema = df.schema
         return df
+
+    def _files(self, fmt: str, paths: list[str]):
+        """Exactly ``paths``, with the lake's schema (and its partition columns: the
+        lake's root is Spark's ``basePath``); Spark lists nothing else."""
+        if self.schema is None:
+            self._dataframe(fmt)
+        if not paths:
+            return self.spark.createDataFrame([], self.schema)
+        reader = self.spark.read.format(fmt).options(**self.options).schema(self.schema)
+        if len(self.paths) == 1 and os.path.isdir(self.paths[0]):
+            reader = reader.option("basePath", _spark_path(self.paths[0]))
+        conf = self.spark.conf
+        key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+        before = conf.get(key, None)
+        conf.set(key, str(max(len(paths) + 1, 32)))  # a listing job per read costs ~0.1 s
+        try:
+            return reader.load([_glob_escaped(_spark_path(p)) for p in paths])
+        finally:
+            conf.set(key, before) if before is not None else conf.unset(key)
 
     def read(self, where: str, **kwargs: Any):
         """The DataFrame of :meth:`plan`."""
         return self.plan(where, **kwargs).df
 
-    def plan(self, where: str, *, max_in_fpp: float = MAX_IN_FPP) -> ReadPlan:
+    def plan(
+        self, where: str, *, max_in_fpp: float = MAX_IN_FPP, check_source: bool = True
+    ) -> ReadPlan:
         """The rows matching the Spark SQL predicate ``where``, from only the files the
-        index cannot rule out, and what was skipped and why."""
+        index cannot rule out, and what was skipped and why. ``check_source=False``:
+        trust the index and list nothing (files added since the last refresh are not
+        seen)."""
         t0 = time.perf_counter()
         notes: list[str] = []
         index = self._index(notes)
         fmt = self._format or (_index_format(index) if index is not None else "parquet")
-        df = self._dataframe(fmt)
-        plan = ReadPlan(df, where, ", ".join(self.paths), self.index_path, notes=notes)
-        listed = df.inputFiles()
-        plan.files_total = len(listed)
+        plan = ReadPlan(None, where, ", ".join(self.paths), self.index_path, notes=notes)
         result = None
-        if index is not None:
+        if index is not None and not _covers(index, self.paths):
+            notes.append(
+                f"the index covers {index.source.uri}, not {', '.join(self.paths)}: "
+                "every file is read"
+            )
+        elif index is not None:
             try:
-                result = index.query(parse(where, dialect="spark"), max_in_fpp=max_in_fpp)
+                expr = parse(where, dialect="spark")
+                result = index.query(expr, check_source=check_source, max_in_fpp=max_in_fpp)
             except (BloomskipError, OSError) as e:
                 notes.append(f"index not used: {e}")
-        if result is not None:
+        if result is None:
+            df = self._dataframe(fmt)
+            plan.files_total = len(df.inputFiles())
+            plan.read_reasons = {"index not used": plan.files_total}
+        else:
             plan.query = result
-            _prune(plan, listed, result, index)
-        if plan.skipped:  # one SQL text: a Column.isin makes a JVM call per path
-            quoted = ", ".join(_sql_string(p) for p in plan.skipped)
-            df = df.where(f"NOT _metadata.file_path IN ({quoted})")
+            _tally(plan, result)
+            df = self._files(fmt, [f.path for f in result.files])
         plan.df = df.where(where)
         plan.seconds = time.perf_counter() - t0
         log.info("%s", plan.summary())
         return plan
 
 
-def _sql_string(text: str) -> str:
-    """``text`` as a Spark SQL string literal. Were backslashes not escapes in this
-    session (``spark.sql.parser.escapedStringLiterals``), a path holding one would not
-    match, and the file would be read needlessly - never dropped."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _prune(plan: ReadPlan, listed: list[str], result: QueryResult, index) -> None:
-    """Fill the plan: which of Spark's files the index ruled out, and the tallies."""
+def _tally(plan: ReadPlan, result: QueryResult) -> None:
+    """The plan's tallies from the index's answer."""
     plan.notes.extend(result.notes)
     plan.zones_total, plan.zones_candidate = result.zones_total, result.zones_candidate
-    ruled_out = {_key(p): why for p, why in result.skipped}
-    candidates = {_key(f.path): f for f in result.files}
-    sizes = {_key(p): n for p, n in result.sizes.items()}
-    skip, read = Counter(), Counter()
-    for uri in listed:
-        k = _key(uri)
-        plan.bytes_total += sizes.get(k, 0)
-        why = ruled_out.get(k)
-        if why is not None:
-            plan.skipped.append(_TRIPLE_SLASH.sub(r"\1:/", uri))
-            plan.bytes_skipped += sizes.get(k, 0)
-            skip[why] += 1
-        elif k in candidates:
-            c = candidates[k]
-            read["zones may match" if c.zones is not None else c.reason] += 1
-        else:
-            read["not seen by the index"] += 1
+    plan.files_total = result.files_total
+    plan.skipped = [p for p, _ in result.skipped]
     plan.files_skipped = len(plan.skipped)
-    plan.skip_reasons, plan.read_reasons = dict(skip), dict(read)
-    if read.get("not seen by the index") == len(listed) and listed:
-        plan.notes.append(
-            f"no file Spark lists is known to the index (it indexes {index.source.uri}): "
-            "every file is read"
-        )
+    plan.bytes_total = result.bytes_total
+    plan.bytes_skipped = sum(result.sizes.get(p, 0) for p in plan.skipped)
+    plan.skip_reasons = dict(Counter(why for _, why in result.skipped))
+    plan.read_reasons = dict(
+        Counter("zones may match" if f.zones is not None else f.reason for f in result.files)
+    )
+
+
+def _covers(index: ZoneIndex, paths: list[str]) -> bool:
+    """Whether the index's source is the lake at ``paths``."""
+    from bloomskip.sources import resolve
+
+    try:
+        given = resolve(paths[0] if len(paths) == 1 else paths)
+    except (BloomskipError, OSError):
+        return False
+    return given.to_json() == index.manifest.source
+
+
+def _spark_path(path: str) -> str:
+    """A path as Spark's Hadoop file systems name it (``s3://`` is ``s3a://`` there)."""
+    if path.startswith("s3://"):
+        return "s3a://" + path[len("s3://") :]
+    return path
+
+
+_GLOB = re.compile(r"([{}\[\]*?\\])")
+
+
+def _glob_escaped(path: str) -> str:
+    """``path`` with Hadoop's glob characters escaped: Spark globs the paths it loads,
+    so ``a[1].parquet`` would otherwise name nothing (or something else)."""
+    return _GLOB.sub(r"\\\1", path)
 
 
 _OPENED: OrderedDict[tuple[str, int], ZoneIndex] = OrderedDict()
@@ -273,31 +305,25 @@ _OPENED_MAX = 4
 
 
 def _open(index_path: str | os.PathLike) -> ZoneIndex:
-    """The latest version of the index, kept open between reads: its zone filters are
-    loaded once per version, not once per query."""
-    root = store.local_dir(index_path)
-    found = store.versions(root)
+    """The latest version of the index, kept open between reads: its directories and the
+    block rows read stay in memory, per version."""
+    storage = open_storage(index_path)
+    found = store.versions(storage)
     if not found:
-        return open_index(root)  # raises IndexNotFoundError, naming the directory
-    key = (root, found[-1])
+        return open_index(index_path)  # raises IndexNotFoundError, naming the index
+    key = (storage.uri, found[-1])
     zi = _OPENED.get(key)
     if zi is None:
-        zi = _OPENED[key] = open_index(root, version=found[-1])
+        zi = _OPENED[key] = ZoneIndex(storage, store.read_manifest(storage, found[-1]))
         while len(_OPENED) > _OPENED_MAX:
             _OPENED.popitem(last=False)
     _OPENED.move_to_end(key)
     return zi
 
 
-def _key(path: str) -> str:
-    """A path or URI as a comparable key: no scheme, decoded, no leading slashes."""
-    if "://" in path or path.startswith("file:"):
-        parts = urlsplit(path)
-        return (parts.netloc + unquote(parts.path)).lstrip("/")
-    return os.path.abspath(path).lstrip("/")
-
-
-def _index_format(index) -> str:
+def _index_format(index: ZoneIndex) -> str:
+    """The Spark format of the lake: what its files are (the manifest's schema came from
+    them), ORC only if every indexed file is."""
     formats = set(index.fragments().column("format").to_pylist())
     return "orc" if formats == {"orc"} else "parquet"
 

@@ -1,0 +1,474 @@
+"""Where an index lives: a local directory or an object-store prefix, behind one interface.
+
+An index is a set of objects under a root: ``file:///path``, a plain local path, or
+``s3://bucket/prefix``, ``gs://...``, ``az://...`` (also ``abfs://``, ``azure://``).
+:func:`open_storage` picks the implementation:
+
+* :class:`LocalStorage` - POSIX files. Tables are written to a temporary name, fsynced
+  and renamed; :meth:`Storage.create` is an exclusive create (a hard link that fails if
+  the name exists), so exactly one of two racing writers creates a name.
+* :class:`ObjectStorage` - S3, GCS and Azure through ``obstore`` (the Python binding of
+  Rust's ``object_store``). :meth:`Storage.create` is a conditional put (S3
+  ``If-None-Match: *``, GCS generation preconditions, Azure ``If-None-Match``).
+  Credentials, region and endpoint come from the standard environment variables
+  (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ``AWS_ALLOW_HTTP=true`` for a plain-http
+  endpoint, ``GOOGLE_APPLICATION_CREDENTIALS``, ``AZURE_STORAGE_ACCOUNT_NAME``...).
+
+Every name an index uses is relative to the root and checked (:func:`check_rel`): plain
+segments of ``[A-Za-z0-9_.=-]``, no ``..``, nothing absolute. Locally, no read, write or
+delete goes through a symbolic link or leaves the root. Reads count their bytes
+(:attr:`Storage.bytes_read`), so benchmarks can say what a query read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import stat
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bloomskip.errors import CorruptFileError, SourceError
+from bloomskip.objstore import SCHEMES, first_line, open_store
+
+#: What a relative name may look like: segments of safe characters, joined by "/".
+_REL = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$")
+MAX_REL = 400
+
+
+def check_rel(rel: str) -> str:
+    """``rel`` if it is a safe relative name under an index root, else CorruptFileError."""
+    if (
+        not isinstance(rel, str)
+        or len(rel) > MAX_REL
+        or not _REL.match(rel)
+        or any(part in (".", "..") for part in rel.split("/"))
+    ):
+        raise CorruptFileError(f"{rel!r} is not a name inside an index (refused)")
+    return rel
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A listed object: its name under the root, size and age."""
+
+    rel: str
+    size: int
+    mtime: float  # seconds since the epoch
+
+
+class Storage(ABC):
+    """The objects under one index root."""
+
+    uri: str
+
+    def __init__(self) -> None:
+        self.bytes_read = 0
+        self.requests = 0
+
+    @property
+    @abstractmethod
+    def local(self) -> bool:
+        """True for a directory of the local file system."""
+
+    @abstractmethod
+    def read(self, rel: str) -> bytes:
+        """The whole object; :class:`FileNotFoundError` if there is none."""
+
+    @abstractmethod
+    def read_ranges(self, rel: str, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """``(start, length)`` byte ranges of one object, in the order asked."""
+
+    @abstractmethod
+    def size(self, rel: str) -> int | None:
+        """The object's size, or None if there is none."""
+
+    @abstractmethod
+    def write(self, rel: str, data: bytes | memoryview) -> None:
+        """Write ``data`` under a *new* name (indexes never rewrite a name); whole or not
+        at all."""
+
+    @abstractmethod
+    def create(self, rel: str, data: bytes) -> bool:
+        """Create ``rel`` only if no object has that name: True if this call created it,
+        False if the name was taken (by another writer, or an earlier try of this one)."""
+
+    @abstractmethod
+    def list(self, prefix: str = "") -> list[Entry]:
+        """Every object whose name starts with ``prefix`` (a directory: ``"columns/"``)."""
+
+    @abstractmethod
+    def delete(self, rel: str) -> None:
+        """Remove one object (missing already: no error)."""
+
+    def label(self, rel: str) -> str:
+        """The object as a user would name it, for messages."""
+        return f"{self.uri.rstrip('/')}/{rel}"
+
+    def _count(self, n: int) -> None:
+        self.bytes_read += n
+        self.requests += 1
+
+    # -- Parquet tables ---------------------------------------------------------------
+
+    def write_table(self, rel: str, table: pa.Table, **options) -> int:
+        """``table`` as Parquet (zstd) under the new name ``rel``; returns its size."""
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, compression="zstd", **options)
+        buf = sink.getvalue()
+        self.write(rel, memoryview(buf))
+        return buf.size
+
+    def read_table(self, rel: str, columns: list[str] | None = None) -> pa.Table:
+        """A whole Parquet table; CorruptFileError if it is missing or unreadable."""
+        try:
+            data = self.read(rel)
+        except FileNotFoundError:
+            raise CorruptFileError(
+                f"{self.label(rel)}: listed by the index manifest but missing"
+            ) from None
+        try:
+            return pq.read_table(pa.py_buffer(data), columns=columns)
+        except (OSError, pa.ArrowException) as e:
+            raise CorruptFileError(f"{self.label(rel)}: unreadable index table: {e}") from e
+
+    def open_table(self, rel: str) -> pq.ParquetFile:
+        """A Parquet table read lazily through ranged reads (its footer, then only the row
+        groups asked for)."""
+        size = self.size(rel)
+        if size is None:
+            raise CorruptFileError(f"{self.label(rel)}: listed by the index manifest but missing")
+        try:
+            return pq.ParquetFile(RangeFile(self, rel, size))
+        except (OSError, pa.ArrowException) as e:
+            raise CorruptFileError(f"{self.label(rel)}: unreadable index table: {e}") from e
+
+
+class RangeFile(io.RawIOBase):
+    """A read-only, seekable file over one object, reading by ranges (for pyarrow)."""
+
+    def __init__(self, storage: Storage, rel: str, size: int) -> None:
+        self.storage, self.rel, self._size, self._pos = storage, rel, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def read(self, n: int = -1) -> bytes:
+        end = self._size if n is None or n < 0 else min(self._size, self._pos + n)
+        if end <= self._pos:
+            return b""
+        (data,) = self.storage.read_ranges(self.rel, [(self._pos, end - self._pos)])
+        self._pos = end
+        return data
+
+    def readinto(self, b) -> int:
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def size(self) -> int:
+        return self._size
+
+
+# ----------------------------------------------------------------------------- local
+
+
+class LocalStorage(Storage):
+    """An index in a local (or mounted) directory."""
+
+    def __init__(self, root: str) -> None:
+        super().__init__()
+        self.root = os.path.abspath(root)
+        self.uri = self.root
+
+    @property
+    def local(self) -> bool:
+        return True
+
+    def _path(self, rel: str) -> str:
+        """The path of ``rel``; refused if a directory on the way is a symbolic link or
+        the path resolves outside the root."""
+        check_rel(rel)
+        path = os.path.join(self.root, *rel.split("/"))
+        real_root = os.path.realpath(self.root)
+        parent = os.path.realpath(os.path.dirname(path))
+        if os.path.commonpath([real_root, parent]) != real_root:
+            raise CorruptFileError(f"{self.label(rel)}: leads outside the index (refused)")
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                raise CorruptFileError(f"{self.label(rel)}: is a symbolic link (refused)")
+        return path
+
+    def read(self, rel: str) -> bytes:
+        path = self._path(rel)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise CorruptFileError(f"{self.label(rel)}: not a regular file")
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                data = fh.read()
+        finally:
+            os.close(fd)
+        self._count(len(data))
+        return data
+
+    def read_ranges(self, rel: str, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        path = self._path(rel)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise CorruptFileError(f"{self.label(rel)}: not a regular file")
+            out = [os.pread(fd, int(n), int(start)) for start, n in ranges]
+        finally:
+            os.close(fd)
+        self.bytes_read += sum(len(b) for b in out)
+        self.requests += len(out)
+        return out
+
+    def size(self, rel: str) -> int | None:
+        try:
+            st = os.lstat(self._path(rel))
+        except FileNotFoundError:
+            return None
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+    def write(self, rel: str, data: bytes | memoryview) -> None:
+        path = self._path(rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self._path(rel)  # again: the directories made must not lead elsewhere
+        tmp = f"{path}.tmp-{uuid.uuid4().hex}"
+        try:
+            with open(tmp, "xb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def create(self, rel: str, data: bytes) -> bool:
+        path = self._path(rel)
+        directory = os.path.dirname(path)
+        os.makedirs(directory, exist_ok=True)
+        self._path(rel)
+        tmp = os.path.join(directory, f".tmp-{uuid.uuid4().hex}.json")
+        try:
+            with open(tmp, "xb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        _fsync_dir(directory)
+        return True
+
+    def list(self, prefix: str = "") -> list[Entry]:
+        top = self.root
+        if prefix:
+            check_rel(prefix.rstrip("/"))
+            top = os.path.join(self.root, *prefix.rstrip("/").split("/"))
+            # The top itself must be a real directory under the root (not a link).
+            try:
+                if not stat.S_ISDIR(os.lstat(top).st_mode):
+                    return []
+            except FileNotFoundError:
+                return []
+        out = []
+        for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+            for name in filenames:
+                full = os.path.join(dirpath, name)
+                try:
+                    st = os.lstat(full)
+                except FileNotFoundError:
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue  # symbolic links and anything odd: never ours
+                rel = os.path.relpath(full, self.root).replace(os.sep, "/")
+                if _REL.match(rel):
+                    out.append(Entry(rel, st.st_size, st.st_mtime))
+            dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+        return sorted(out, key=lambda e: e.rel)
+
+    def delete(self, rel: str) -> None:
+        path = self._path(rel)
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                os.unlink(path)
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------------- objects
+
+
+class ObjectStorage(Storage):
+    """An index under an object-store prefix, through obstore."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__()
+        self.uri = uri.rstrip("/")
+        self._store = open_store(self.uri)
+
+    @property
+    def local(self) -> bool:
+        return False
+
+    def _call(self, what: str, rel: str, fn):
+        import obstore.exceptions as oe
+
+        try:
+            return fn()
+        except FileNotFoundError:
+            raise
+        except oe.NotFoundError:
+            raise FileNotFoundError(self.label(rel)) from None
+        except oe.BaseError as e:
+            raise SourceError(f"{self.label(rel)}: cannot {what}: {first_line(e)}") from None
+
+    def read(self, rel: str) -> bytes:
+        import obstore
+
+        check_rel(rel)
+        data = bytes(self._call("read", rel, lambda: obstore.get(self._store, rel).bytes()))
+        self._count(len(data))
+        return data
+
+    def read_ranges(self, rel: str, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        import obstore
+
+        check_rel(rel)
+        if not ranges:
+            return []
+        starts = [int(s) for s, _ in ranges]
+        ends = [int(s) + int(n) for s, n in ranges]
+        got = self._call(
+            "read", rel, lambda: obstore.get_ranges(self._store, rel, starts=starts, ends=ends)
+        )
+        out = [bytes(b) for b in got]
+        self.bytes_read += sum(len(b) for b in out)
+        self.requests += 1
+        return out
+
+    def size(self, rel: str) -> int | None:
+        import obstore
+
+        check_rel(rel)
+        try:
+            return int(self._call("stat", rel, lambda: obstore.head(self._store, rel))["size"])
+        except FileNotFoundError:
+            return None
+
+    def write(self, rel: str, data: bytes | memoryview) -> None:
+        import obstore
+
+        check_rel(rel)
+        body = data if isinstance(data, bytes) else bytes(data)  # obstore iterates others
+        self._call("write", rel, lambda: obstore.put(self._store, rel, body))
+
+    def create(self, rel: str, data: bytes) -> bool:
+        import obstore
+        import obstore.exceptions as oe
+
+        check_rel(rel)
+        try:
+            obstore.put(self._store, rel, data, mode="create")
+        except (oe.AlreadyExistsError, oe.PreconditionError):
+            return False
+        except oe.BaseError as e:
+            raise SourceError(f"{self.label(rel)}: cannot create: {first_line(e)}") from None
+        return True
+
+    def list(self, prefix: str = "") -> list[Entry]:
+        import obstore
+
+        if prefix:
+            check_rel(prefix.rstrip("/"))
+        found = self._call(
+            "list", prefix, lambda: obstore.list(self._store, prefix=prefix or None).collect()
+        )
+        out = []
+        for meta in found:
+            rel = str(meta["path"])
+            if _REL.match(rel):
+                out.append(Entry(rel, int(meta["size"]), meta["last_modified"].timestamp()))
+        return sorted(out, key=lambda e: e.rel)
+
+    def delete(self, rel: str) -> None:
+        import obstore
+
+        check_rel(rel)
+        with contextlib.suppress(FileNotFoundError):
+            self._call("delete", rel, lambda: obstore.delete(self._store, rel))
+
+
+def is_object_uri(text: str) -> bool:
+    """Whether ``text`` names an object store (not a local path or ``file://``)."""
+    scheme, sep, _ = text.partition("://")
+    return bool(sep) and scheme.lower() in SCHEMES
+
+
+def open_storage(index_path: str | os.PathLike) -> Storage:
+    """The storage of an index: a local directory (a path or ``file://``), or an object
+    store prefix (``s3://``, ``gs://``, ``az://``...)."""
+    text = os.fspath(index_path)
+    if text.startswith("file://"):
+        return LocalStorage(text[len("file://") :])
+    if "://" in text:
+        if not is_object_uri(text):
+            scheme = text.partition("://")[0]
+            raise SourceError(
+                f"{text}: {scheme}:// is not a store for an index (a local path, file://, "
+                "s3://, gs:// or az://)"
+            )
+        return ObjectStorage(text)
+    return LocalStorage(text)
+
+
+def age_s(entry: Entry) -> float:
+    """Seconds since ``entry`` was last written."""
+    return time.time() - entry.mtime
+
+
+__all__ = [
+    "Entry",
+    "LocalStorage",
+    "ObjectStorage",
+    "RangeFile",
+    "Storage",
+    "age_s",
+    "check_rel",
+    "is_object_uri",
+    "open_storage",
+]
