@@ -64,3 +64,4 @@ def probe_any(words, offsets, sizes, zones, hashes, out):
                 hit = True
                 break
         out[i] = hit
+

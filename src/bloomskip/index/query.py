@@ -266,7 +266,7 @@ class ZoneIndex:
         )  # fields nullable, as Lance's
 
     def _directory(self, col: ColumnIndex, s: Segment) -> serving.Directory:
-        d = serving.read_directory(self.storage, s.directory, s.directory_size)
+        d = serving.read_directory(self.storage, s.directory, s.directory_size, s.num_zones)
         if d.identity != col.identity():
             raise CorruptFileError(
                 f"{self.storage.label(s.directory)}: holds {d.identity}, the manifest says "

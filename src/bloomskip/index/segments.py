@@ -157,7 +157,9 @@ def _class_of(slab: str) -> int:
 def from_segment(storage: Storage, col: ColumnIndex, segment: Segment) -> ColumnPart:
     """A served segment as a source for a new one: its directory's facts, its slabs'
     blocks."""
-    d = serving.read_directory(storage, segment.directory, segment.directory_size)
+    d = serving.read_directory(
+        storage, segment.directory, segment.directory_size, segment.num_zones
+    )
     if d.identity != col.identity():
         raise CorruptFileError(
             f"{storage.label(segment.directory)}: holds {d.identity}, the manifest says "

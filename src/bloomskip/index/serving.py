@@ -105,12 +105,9 @@ def decode_row(frame: bytes, count: int, label: str) -> np.ndarray:
 # --------------------------------------------------------------------------- container
 
 
-def _pack(
-    magic: bytes, header: dict[str, Any], sections: dict[str, np.ndarray], crc: bool = False
-) -> bytes:
-    """``magic | u32 header length | header JSON | sections (8-byte aligned)``, and with
-    ``crc`` a u32 CRC-32 of all that; the header records each section's ``[offset,
-    length]``."""
+def _pack(magic: bytes, header: dict[str, Any], sections: dict[str, np.ndarray]) -> bytes:
+    """``magic | u32 header length | header JSON | sections (8-byte aligned)``; the header
+    records each section's ``[offset, length]``."""
     names = list(sections)
     raw = {n: np.ascontiguousarray(sections[n]).view(np.uint8).reshape(-1) for n in names}
     # The header holds the offsets, which depend on its own length: fix the width first.
@@ -134,8 +131,6 @@ def _pack(
     for n in names:
         off, length = header["sections"][n]
         out[off : off + length] = raw[n].tobytes()
-    if crc:
-        out += zlib.crc32(out).to_bytes(4, "little")
     return bytes(out)
 
 
@@ -160,8 +155,10 @@ def read_header(storage: Storage, rel: str, magic: bytes, size: int) -> tuple[di
     return parse_header(head, magic, size, label), head
 
 
-def parse_header(head: bytes, magic: bytes, size: int, label: str) -> dict:
-    """The header at the start of ``head`` (an object of ``size`` bytes), checked."""
+def parse_header(head: bytes, magic: bytes, size: int, label: str, body: int | None = None) -> dict:
+    """The header at the start of ``head`` (an object of ``size`` bytes), checked; its
+    sections must lie within the object, or within ``body`` bytes (a compressed body's
+    size once decompressed)."""
     if len(head) < _HEAD or head[:8] != magic:
         raise CorruptFileError(f"{label}: not a bloomskip {magic[:7].decode()} file")
     n = int.from_bytes(head[8:12], "little")
@@ -178,7 +175,7 @@ def parse_header(head: bytes, magic: bytes, size: int, label: str) -> dict:
             isinstance(span, list)
             and len(span) == 2
             and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in span)
-            and span[0] + span[1] <= size
+            and span[0] + span[1] <= (size if body is None else body)
         ):
             raise CorruptFileError(f"{label}: section {name!r} lies outside the file")
     return header
@@ -351,16 +348,14 @@ def write_directory(
     classes: Sequence[tuple[int, int, int]],  # (blocks, count, slab_blocks)
     frames: Sequence[np.ndarray],  # per class, (ends, crcs) of its block rows: (2, blocks)
 ) -> int:
-    header = {
-        "column": identity,
-        "zones": int(zones["keys"].shape[0]),
-        "codec": "zstd",
-        "classes": [{"blocks": b, "count": n, "slab_blocks": s} for b, n, s in classes],
-    }
+    """``magic | u32 header length | header JSON | zstd(sections) | u32 CRC-32`` - the
+    keys as differences (a segment's keys are dense runs), so the body compresses
+    many times over and a lookup reads a few bytes per zone."""
+    keys = zones["keys"].astype(np.uint64)
     none = np.zeros((2, 0), np.uint64)
     frames_a = np.concatenate([np.asarray(f, np.uint64) for f in frames] or [none], axis=1)
     sections = {
-        "keys": zones["keys"].astype("<u8"),
+        "key_deltas": np.diff(keys, prepend=np.uint64(0)).astype("<u8"),
         "lengths": zones["lengths"].astype("<u8"),
         "flags": zones["flags"].astype(np.uint8),
         "ndv": zones["ndv"].astype("<u8"),
@@ -368,13 +363,32 @@ def write_directory(
         "ends": frames_a[0].astype("<u8"),
         "crcs": frames_a[1].astype("<u4"),
     }
-    data = _pack(DIR_MAGIC, header, sections, crc=True)
-    storage.write(rel, data)
-    return len(data)
+    spans, parts, at = {}, [], 0
+    for name, arr in sections.items():
+        raw = np.ascontiguousarray(arr).view(np.uint8).tobytes()
+        spans[name] = [at, len(raw)]
+        parts.append(raw.ljust(_align(len(raw)), b"\0"))
+        at += len(parts[-1])
+    body = b"".join(parts)
+    packed = _codec().compress(body, asbytes=True)
+    header = {
+        "column": identity,
+        "zones": int(keys.shape[0]),
+        "codec": "zstd",
+        "classes": [{"blocks": b, "count": n, "slab_blocks": s} for b, n, s in classes],
+        "body": [len(packed), len(body)],
+        "sections": spans,
+    }
+    text = json.dumps(header, separators=(",", ":")).encode()
+    out = DIR_MAGIC + len(text).to_bytes(4, "little") + text + packed
+    out += zlib.crc32(out).to_bytes(4, "little")
+    storage.write(rel, out)
+    return len(out)
 
 
-def read_directory(storage: Storage, rel: str, size: int) -> Directory:
-    """A segment's directory, read whole (one request) and checked."""
+def read_directory(storage: Storage, rel: str, size: int, zones: int | None = None) -> Directory:
+    """A segment's directory, read whole (one request) and checked; ``zones``: how many
+    the manifest says it holds (it decides how much memory the body may take)."""
     label = storage.label(rel)
     if not 0 < size <= MAX_DIRECTORY:
         size = storage.size(rel) or 0
@@ -388,24 +402,46 @@ def read_directory(storage: Storage, rel: str, size: int) -> Directory:
         raise CorruptFileError(f"{label}: {len(data)} bytes, the manifest says {size}")
     if zlib.crc32(data[:-4]) != int.from_bytes(data[-4:], "little"):
         raise CorruptFileError(f"{label}: checksum mismatch (changed or cut short)")
-    size -= 4
-    header = parse_header(data, DIR_MAGIC, size, label)
+    data = data[:-4]
+    header = parse_header(data, DIR_MAGIC, len(data), label, body=MAX_DIRECTORY)
     if header.get("codec") != "zstd":
         raise CorruptFileError(f"{label}: codec {header.get('codec')!r} is not zstd")
-    zones = _int(header, "zones", label, 0, size // _ZONE_BYTES)
+    start = _HEAD + int.from_bytes(data[8:12], "little")
+    span = header.get("body")
+    if not (
+        isinstance(span, list)
+        and len(span) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in span)
+        and span[0] == len(data) - start
+        and 0 <= span[1] <= MAX_DIRECTORY
+    ):
+        raise CorruptFileError(f"{label}: body size {span!r} does not fit the file")
+    n = _int(header, "zones", label, 0, MAX_DIRECTORY // _ZONE_BYTES)
+    if zones is not None and n != zones:
+        raise CorruptFileError(f"{label}: holds {n} zones, the manifest says {zones}")
+    zones = n
     classes = _classes(header, label, zones)
     for c in classes:
         s = _int(c, "slab_blocks", label, 1, c["blocks"])
         if s & (s - 1):
             raise CorruptFileError(f"{label}: slab of {s} blocks is not a power of two")
     rows = sum(c["blocks"] for c in classes)
-    if rows * 12 > size:
-        raise CorruptFileError(f"{label}: {rows} block rows do not fit the file")
+    expect = 3 * _align(8 * zones) + 2 * _align(zones) + _align(8 * rows) + _align(4 * rows)
+    if span[1] != expect:
+        raise CorruptFileError(f"{label}: body of {span[1]} bytes, {expect} for its zones")
+    try:
+        body = _codec().decompress(data[start:], decompressed_size=span[1], asbytes=True)
+    except OSError as e:
+        raise CorruptFileError(f"{label}: body does not decompress: {e}") from None
 
     def section(name: str, dtype, n: int) -> np.ndarray:
-        return _section(header, data, storage, rel, name, dtype, n)
+        span = header["sections"].get(name)
+        if span is not None and span[0] + span[1] > len(body):
+            raise CorruptFileError(f"{label}: section {name!r} lies outside the body")
+        return _section(header, body, storage, rel, name, dtype, n)
 
-    keys = section("keys", "<u8", zones).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        keys = np.cumsum(section("key_deltas", "<u8", zones).astype(np.uint64), dtype=np.uint64)
     if zones > 1 and not (keys[1:] > keys[:-1]).all():
         raise CorruptFileError(f"{label}: zone keys are not strictly ascending")
     lengths = section("lengths", "<u8", zones).astype(np.uint64)
@@ -521,6 +557,15 @@ def build_slab(storage: Storage, job: SlabJob) -> np.ndarray:
     return ends
 
 
+def row_holds(row: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Which blocks of a block row ``(count, 8)`` uint32 hold every bit of ``mask``: word
+    by word, in numpy (a lookup of a few values never loads the compiled kernels)."""
+    ok = (row[:, 0] & mask[0]) == mask[0]
+    for j in range(1, 8):
+        ok &= (row[:, j] & mask[j]) == mask[j]
+    return ok
+
+
 class ServedFilters:
     """The zone filters of one column, read block row by block row from the segments'
     slabs as lookups need them; a row once read is kept (so a warm lookup reads nothing)."""
@@ -561,8 +606,7 @@ class ServedFilters:
                 b = block_index(hashes, d.classes[c]["blocks"])
                 hit = np.zeros(at.shape[0], dtype=np.bool_)
                 for h in range(hashes.shape[0]):
-                    words = self.block_row(s, c, int(b[h]))[pos]
-                    hit |= ((words & masks[h]) == masks[h]).all(axis=1)
+                    hit |= row_holds(self.block_row(s, c, int(b[h])), masks[h])[pos]
                 out[at] = hit
         return out
 

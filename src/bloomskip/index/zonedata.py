@@ -150,7 +150,7 @@ def load_column(
         dirs = []
         for s in served:
             size = s.directory_size or storage.size(s.directory) or 0
-            d = serving.read_directory(storage, s.directory, size)
+            d = serving.read_directory(storage, s.directory, size, s.num_zones)
             if d.identity != col.identity():
                 raise CorruptFileError(
                     f"{storage.label(s.directory)}: holds {d.identity}, the manifest says "
