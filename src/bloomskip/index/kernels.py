@@ -64,4 +64,3 @@ def probe_any(words, offsets, sizes, zones, hashes, out):
                 hit = True
                 break
         out[i] = hit
-
