@@ -87,4 +87,25 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+def run() -> None:
+    """The ``bloomskip`` executable: :func:`main`, then an exit that skips the
+    interpreter's teardown once every output is flushed. pyarrow's C++ thread pools can
+    abort a finished process at teardown ("terminate called without an active
+    exception", exit -6, apache/arrow#34314): a command that did its work must not then
+    report a failure. Nothing of bloomskip's needs teardown: files are written, renamed
+    and cleaned up before :func:`main` returns."""
+    import logging
+    import os
+    import sys
+
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):
+            code = code or 141
+    logging.shutdown()
+    os._exit(code)
+
+
+__all__ = ["COMMANDS", "build_parser", "main", "run"]
