@@ -444,6 +444,7 @@ def _update(
             dropped=() if compact else tuple(d for d in dropped if d not in live),
             num_files=len(live_rows),
             num_rows=int(sum(int(r["num_rows"]) for r in live_rows)),
+            num_bytes=int(sum(int(r["size"]) for r in live_rows)),
         )
         try:
             store.publish(storage, manifest)

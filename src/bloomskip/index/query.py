@@ -101,7 +101,8 @@ class QueryResult:
     version: int
     predicate: str
     files: list[FileCandidate] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why), when named
+    skip_reasons: dict[str, int] = field(default_factory=dict)  # why -> files ruled out
     files_total: int = 0
     zones_total: int = 0
     zones_candidate: int = 0
@@ -109,6 +110,7 @@ class QueryResult:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     sizes: dict[str, int] = field(default_factory=dict)  # path -> bytes, as listed
+    total_bytes: int | None = None  # the lake's bytes when not every size is known
 
     @property
     def paths(self) -> list[str]:
@@ -120,7 +122,13 @@ class QueryResult:
 
     @property
     def bytes_total(self) -> int:
-        return sum(self.sizes.values())
+        return self.total_bytes if self.total_bytes is not None else sum(self.sizes.values())
+
+    @property
+    def files_skipped(self) -> int:
+        """Files ruled out (empty files among them)."""
+        empty = sum(1 for _, why in self.skipped if why == "empty file")
+        return sum(self.skip_reasons.values()) + empty
 
     @property
     def bytes_candidate(self) -> int:
@@ -143,6 +151,7 @@ class QueryResult:
             "notes": self.notes,
             "seconds": round(self.seconds, 6),
             "files": [f.to_json() for f in self.files],
+            "skip_reasons": self.skip_reasons,
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
         }
 
@@ -389,7 +398,7 @@ class ZoneIndex:
             bound, fids, self.columns, self._column, max_in_fpp, res.notes,
             lambda: np.sort(self._live().to_numpy().astype(np.uint64)),
         )  # fmt: skip
-        rows_of = self.fragment_rows(list(decided.candidates) + list(decided.skipped))
+        rows_of = self.fragment_rows(list(decided.candidates))
         for fid, (zones, why) in decided.candidates.items():
             r = rows_of.get(fid)
             if r is None:
@@ -401,10 +410,12 @@ class ZoneIndex:
                 res.skipped.append((path, "empty file"))
                 continue
             res.files.append(FileCandidate(path, why, int(r["num_rows"]), zones, fid))
-        for fid, why in decided.skipped.items():
-            r = rows_of.get(fid)
-            if r is not None:
-                res.skipped.append((src.uri_of(r["path"]), why))
+        res.skip_reasons = decided.reasons()
+        if listing is not None:  # every ruled-out file is named: they are listed anyway
+            for fid, why in decided.skipped_items().items():
+                res.skipped.append((src.uri_of(listing[fid].path), why))
+        else:  # named by count only: naming them would read the whole fragment table
+            res.total_bytes = self.manifest.num_bytes or None
         res.zones_total, res.zones_candidate = decided.zones_total, decided.zones_candidate
         res.files.sort(key=lambda f: f.path)
         res.seconds = time.perf_counter() - t0
@@ -504,13 +515,28 @@ class ZoneIndex:
 
 @dataclass
 class Decided:
-    """Per file (fragment id): its candidate zones (None: the whole file) and why, or why
-    it is skipped."""
+    """Per candidate file (fragment id): its candidate zones (None: the whole file) and
+    why; the files ruled out, as arrays (a lookup over a large lake rules out most of its
+    files: no per-file Python object for them)."""
 
     candidates: dict[int, tuple[list[tuple[int, int]] | None, str]] = field(default_factory=dict)
-    skipped: dict[int, str] = field(default_factory=dict)
+    skipped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))  # fids
+    by_file_filter: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))
     zones_total: int = 0
     zones_candidate: int = 0
+
+    def reasons(self) -> dict[str, int]:
+        """How many files were ruled out, by reason."""
+        n = int(self.by_file_filter.sum())
+        counts = {"file filter": n, "every zone ruled out": int(self.skipped.shape[0]) - n}
+        return {k: v for k, v in counts.items() if v}
+
+    def skipped_items(self) -> dict[int, str]:
+        """Each ruled-out file and why (for callers that name them all)."""
+        return {
+            int(f): "file filter" if b else "every zone ruled out"
+            for f, b in zip(self.skipped.tolist(), self.by_file_filter.tolist(), strict=True)
+        }
 
 
 def decide(
@@ -568,17 +594,20 @@ def decide(
     out.zones_candidate = int(zone_may.sum())
     # Per file: its candidate zones. A file without zones in the universe is not indexed
     # for any referenced column: a candidate in full (unless empty).
-    first = np.searchsorted(zfile, np.arange(fids.shape[0]), side="left")
-    last = np.searchsorted(zfile, np.arange(fids.shape[0]), side="right")
-    for i, fid in enumerate(fids.tolist()):
-        a, b = int(first[i]), int(last[i])
-        if a == b:
+    n = fids.shape[0]
+    zones_of_file = np.bincount(zfile, minlength=n)
+    hits = np.bincount(zfile[zone_may], minlength=n)
+    ruled_out = (zones_of_file > 0) & (hits == 0)
+    out.skipped = fids[ruled_out]
+    out.by_file_filter = ~file_may[ruled_out]
+    first = np.searchsorted(zfile, np.arange(n), side="left")
+    for i in np.flatnonzero(~ruled_out).tolist():
+        fid = int(fids[i])
+        if zones_of_file[i] == 0:
             out.candidates[fid] = (None, f"not indexed for {', '.join(cols)}")
             continue
+        a, b = int(first[i]), int(first[i] + zones_of_file[i])
         hit = np.flatnonzero(zone_may[a:b]) + a
-        if hit.size == 0:
-            out.skipped[fid] = "file filter" if not file_may[i] else "every zone ruled out"
-            continue
         out.candidates[fid] = (
             _zone_ranges(keys[hit], hit, data, evidence),
             f"{hit.size} of {b - a} zones may match",
@@ -602,10 +631,12 @@ def evaluate(
     fids = np.array([r["fragment_id"] for r in indexed], dtype=np.uint64)
     res.rows_total = sum(r["num_rows"] for r in indexed) + sum(f.num_rows or 0 for f in res.files)
     decided = decide(bound, fids, columns, load, max_in_fpp, res.notes)
+    skipped = decided.skipped_items()
+    res.skip_reasons = decided.reasons()
     for r in indexed:
         fid, path = int(r["fragment_id"]), uri_of(r["path"])
-        if fid in decided.skipped:
-            res.skipped.append((path, decided.skipped[fid]))
+        if fid in skipped:
+            res.skipped.append((path, skipped[fid]))
             continue
         zones, why = decided.candidates[fid]
         if zones is None and r["num_rows"] == 0:
