@@ -1,8 +1,8 @@
 """Replacing a user's file safely: only if it is still the file that was read, through a
 temporary file that never outlives the run (short of SIGKILL), renamed over it atomically.
 
-Used by every writer that rewrites a user's file (adding bloom filters to Parquet files;
-``write_table`` writes its new file the same way). The life of one replacement
+Used by every writer that rewrites a user's file (adding bloom filters to Parquet and ORC
+files; ``write_table`` writes its new file the same way). The life of one replacement
 (:func:`atomic_path`)::
 
     sweep    remove our stale temporary files of the same target (see below)

@@ -43,7 +43,7 @@ from bloomskip.errors import (
     UnsupportedTypeError,
 )
 from bloomskip.orc import OrcBloomFilter, add_bloom_filters, probe, prune, read_orc
-from tests.support.orc_wire import Tail
+from tests.support.orc_wire import Tail, stripe_footer_edit
 from tests.support.orc_write import parts, pyorc_rows, stored_filters, stream_kinds
 
 CODECS = ["uncompressed", "zlib", "snappy", "lz4", "zstd"]
@@ -298,6 +298,32 @@ def test_filters_there_are_kept_or_replaced_and_a_second_run_changes_nothing(tmp
     assert parts(path).data == data_sections
 
 
+def test_bytes_between_stripes_are_dropped(tmp_path):
+    """ORC Java pads stripes to HDFS blocks: the same file with 77 bytes before each
+    stripe but the first gives the same new file, byte for byte."""
+    path = lookup_file(tmp_path)
+    data = path.read_bytes()
+    f = read_orc(data)
+    tail = Tail(data)
+
+    def end(s) -> int:
+        return s.offset + s.index_length + s.data_length + s.footer_length
+
+    body = bytearray(data[: f.stripes[1].offset])
+    for i, s in enumerate(f.stripes[1:], start=1):
+        body += b"\0" * 77 + data[s.offset : end(s)]
+        tail.footer.stripes[i].offset = s.offset + 77 * i
+    body += data[end(f.stripes[-1]) : tail.footer_start]
+    tail.footer.content_length += 77 * (len(f.stripes) - 1)
+    tail.body = bytes(body)
+    padded = tmp_path / "padded.orc"
+    padded.write_bytes(tail.build(frame=False))
+    assert po.read_table(padded).equals(po.read_table(path))
+    add_bloom_filters(path, tmp_path / "a.orc", columns=["k"])
+    add_bloom_filters(padded, tmp_path / "b.orc", columns=["k"])
+    assert (tmp_path / "a.orc").read_bytes() == (tmp_path / "b.orc").read_bytes()
+
+
 def test_in_place_keeps_the_mode_and_copies_when_nothing_is_added(tmp_path):
     path = lookup_file(tmp_path)
     os.chmod(path, 0o640)
@@ -345,6 +371,19 @@ def nested_file(tmp_path: Path) -> Path:
     return path
 
 
+def index_listed_last(src: Path, dst: Path) -> Path:
+    """An uncompressed file whose first stripe lists its first stream (a ROW_INDEX) last."""
+
+    def edit(sf) -> None:
+        first = type(sf.streams[0])()
+        first.CopyFrom(sf.streams[0])
+        del sf.streams[0]
+        sf.streams.append(first)
+
+    dst.write_bytes(stripe_footer_edit(src.read_bytes(), edit, range(1)))
+    return dst
+
+
 def refusals(tmp_path: Path) -> list[tuple[Path, dict, type, str]]:
     nested = nested_file(tmp_path)
     garbage = tmp_path / "garbage.orc"
@@ -354,7 +393,9 @@ def refusals(tmp_path: Path) -> list[tuple[Path, dict, type, str]]:
     cut.write_bytes(lookup.read_bytes()[:-20])
     bad_cpp = edited_version(lookup, tmp_path / "cpp160.orc", "1.6.5")
     no_version = edited_version(lookup, tmp_path / "cppnone.orc", None)
+    odd = index_listed_last(lookup, tmp_path / "odd.orc")
     return [
+        (odd, {}, UnsupportedFileError, "index stream after data streams"),
         (without_index(tmp_path), {}, UnsupportedFileError, "no row index"),
         (bad_cpp, {}, UnsupportedFileError, "ORC-1024"),
         (no_version, {}, UnsupportedFileError, "without a software version"),

@@ -93,48 +93,38 @@ def read_layout(fh: BinaryIO, orc: OrcFile, stripe: int) -> StripeLayout:
     if len(footer.encryption) or orc.encrypted:
         raise UnsupportedFileError(f"{orc.name}: encrypted stripes are not rewritten")
     layout = StripeLayout(s, footer)
-    pos = s.offset
-    in_index = True
-    index_end = s.offset + s.index_length
+    kinds = []
     for i, st in enumerate(footer.streams):
         what = f"{orc.name}: stripe {stripe} stream {i}"
         if not st.HasField("kind"):
             raise CorruptFileError(f"{what} has no kind")
-        kind, column, length = st.kind, st.column, st.length
-        if column >= len(orc.columns):
+        if st.column >= len(orc.columns):
             raise CorruptFileError(
-                f"{what} names column {column}, but the file has {len(orc.columns)} columns"
+                f"{what} names column {st.column}, but the file has {len(orc.columns)} columns"
             )
-        if kind in (ENCRYPTED_INDEX, ENCRYPTED_DATA) or kind >= 100:
+        if st.kind in (ENCRYPTED_INDEX, ENCRYPTED_DATA) or st.kind >= 100:
             raise UnsupportedFileError(
-                f"{what} is a {STREAM_KIND_NAMES.get(kind, kind)} stream: not rewritten"
+                f"{what} is a {STREAM_KIND_NAMES.get(st.kind, st.kind)} stream: not rewritten"
             )
-        if kind in INDEX_KINDS:
-            if not in_index:
-                raise UnsupportedFileError(
-                    f"{what}: an index stream ({STREAM_KIND_NAMES[kind]}) listed after data "
-                    "streams; ORC's readers place such streams differently, so bloomskip "
-                    "does not rewrite the stripe"
-                )
-            layout.index.append((kind, column, pos, length))
-        else:
-            if in_index and pos != index_end:
-                raise CorruptFileError(
-                    f"{what}: the index streams take {pos - s.offset:,} bytes, but the "
-                    f"stripe's index length is {s.index_length:,}"
-                )
-            in_index = False
-        pos += length
-    if in_index and pos != index_end:
-        raise CorruptFileError(
-            f"{orc.name}: stripe {stripe}: the index streams take {pos - s.offset:,} bytes, "
-            f"but the stripe's index length is {s.index_length:,}"
+        kinds.append(st.kind in INDEX_KINDS)
+    lengths = [st.length for st in footer.streams]
+    for area, want, index in (("index", s.index_length, True), ("data", s.data_length, False)):
+        got = sum(n for n, k in zip(lengths, kinds, strict=True) if k is index)
+        if got != want:
+            raise CorruptFileError(
+                f"{orc.name}: stripe {stripe}: its {area} streams take {got:,} bytes, but "
+                f"its {area} length is {want:,}"
+            )
+    n_index = kinds.count(True)
+    if any(not k for k in kinds[:n_index]):
+        raise UnsupportedFileError(
+            f"{orc.name}: stripe {stripe} lists an index stream after data streams; ORC's "
+            "readers place such streams differently, so bloomskip does not rewrite it"
         )
-    if pos != s.offset + s.index_length + s.data_length:
-        raise CorruptFileError(
-            f"{orc.name}: stripe {stripe}: its streams take {pos - s.offset:,} bytes, but "
-            f"its index and data lengths add up to {s.index_length + s.data_length:,}"
-        )
+    pos = s.offset
+    for st in footer.streams[:n_index]:
+        layout.index.append((st.kind, st.column, pos, st.length))
+        pos += st.length
     if len(footer.columns) < len(orc.columns):
         raise CorruptFileError(
             f"{orc.name}: stripe {stripe} footer has {len(footer.columns)} column encodings "

@@ -30,10 +30,14 @@ was read; on any error or SIGINT/SIGTERM/SIGHUP the target is untouched.
 
 from __future__ import annotations
 
+import collections
+import itertools
 import os
+import queue
 import time
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, BinaryIO
 
@@ -42,7 +46,7 @@ from bloomskip.errors import (
     UnsupportedFileError,
     UnsupportedTypeError,
 )
-from bloomskip.orc.build import StripeReader, bloom_index, tree_paths
+from bloomskip.orc.build import BuiltIndex, StripeReader, bloom_index, tree_paths
 from bloomskip.orc.compression import compress
 from bloomskip.orc.file import OrcFile, read_orc
 from bloomskip.orc.filter import OrcBloomFilter
@@ -53,7 +57,14 @@ from bloomskip.orc.stripes import BLOOM_FILTER_UTF8, ROW_INDEX
 from bloomskip.orc.trust import readers_ignore_filters
 from bloomskip.orc.types import BOOLEAN, KIND_NAMES, LIST, MAP, STRUCT, UNION
 from bloomskip.progress import bar as progress_bar
-from bloomskip.replace import FileIdentity, atomic_path, copy_range, require_unchanged, same_file
+from bloomskip.replace import (
+    FileIdentity,
+    atomic_path,
+    copy_range,
+    open_unchanged,
+    require_unchanged,
+    same_file,
+)
 
 #: ORC's default false-positive probability before ORC 1.9 (``orc.bloom.filter.fpp``),
 #: still pyarrow's and pyorc's.
@@ -144,7 +155,8 @@ class AddResult:
             where = "nothing to do, file unchanged"
         count = sum(self.filters_added.values())
         lines = [
-            f"{self.source}: {count} bloom filters added in {len(self.added)} streams "
+            f"{self.source}: {count} bloom filters added in {len(self.added)} "
+            f"stream{'' if len(self.added) == 1 else 's'} "
             f"({self.filter_bytes:,} B, file +{self.bytes_added:,} B) in {self.seconds:.2f} s, "
             f"{where}"
         ]
@@ -227,7 +239,7 @@ def add_bloom_filters(
                 open(tmp, "r+b", buffering=0) as out,
             ):
                 if plan.jobs:
-                    result.added = _rewrite(fh, orc, plan, out, fpp, progress)
+                    result.added = _rewrite(fh, orc, plan, out, fpp, progress, identity)
                 else:  # nothing to add: an identical copy
                     copy_range(fh, 0, out, 0, orc.file_size, src_name)
                     out.seek(orc.file_size)
@@ -372,75 +384,167 @@ def why_no_filter(col: OrcColumn) -> str | None:
 # ----------------------------------------------------------------------------- writing
 
 
+#: Threads that read and hash (stripe, column) units at once.
+MAX_WORKERS = 4
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One column of one stripe to build a filter index for."""
+
+    stripe: int
+    rows: int
+    job: _Job
+    zone: str | None  # the stripe's writer time zone
+
+
 def _rewrite(
-    fh: BinaryIO, orc: OrcFile, plan: _Plan, out: BinaryIO, fpp: float, progress: bool
+    fh: BinaryIO,
+    orc: OrcFile,
+    plan: _Plan,
+    out: BinaryIO,
+    fpp: float,
+    progress: bool,
+    identity: FileIdentity,
 ) -> list[AddedIndex]:
-    """Write the new file into ``out`` (unbuffered, empty); return the streams added."""
+    """Write the new file into ``out`` (unbuffered, empty); return the streams added.
+
+    The (stripe, column) units are read and hashed on a few threads (pyarrow and the
+    kernels release the GIL), each with its own view of the file, checked to be the one
+    read (``identity``), and written stripe by stripe in file order as they complete.
+    """
     tail = read_tail(fh, orc)
     first = orc.stripes[0].offset
     copy_range(fh, 0, out, 0, first, orc.name)
     pos = first
+    units = [
+        _Unit(s.index, s.num_rows, job, _zone_of(plan.layouts[s.index]))
+        for s in orc.stripes
+        for job in plan.jobs.get(s.index, ())
+    ]
+    workers = max(1, min(os.cpu_count() or 1, MAX_WORKERS, len(units)))
+    readers: queue.SimpleQueue[StripeReader] = queue.SimpleQueue()
+    handles: list[BinaryIO] = []
+    names = {c.id: c.name for c in plan.infos}
     paths = tree_paths(orc.columns)
-    reader = StripeReader(fh, orc.name, {c.id: c.name for c in plan.infos}, paths)
-    if reader.stripes != len(orc.stripes):
-        raise UnsupportedFileError(
-            f"{orc.name}: pyarrow's ORC reader sees {reader.stripes} stripes, the footer "
-            f"lists {len(orc.stripes)}"
-        )
+    stride = orc.row_index_stride
+
+    def build(unit: _Unit) -> tuple[BuiltIndex, bytes]:
+        reader = readers.get()
+        try:
+            values = reader.read(unit.stripe, unit.rows, [unit.job.column.id])
+        finally:
+            readers.put(reader)
+        built = bloom_index(values[unit.job.column.id], unit.job.column, stride, fpp, unit.zone)
+        return built, compress(built.message, orc.compression)
+
     placed: list[tuple[int, int, int]] = []
     added: list[AddedIndex] = []
-    stride = orc.row_index_stride
-    with progress_bar(
-        len(plan.jobs), os.path.basename(orc.name), "stripe", show=progress, dynamic_ncols=True
-    ) as bar:
-        for s in orc.stripes:
-            jobs = plan.jobs.get(s.index)
-            size = s.index_length + s.data_length + s.footer_length
-            if not jobs:
-                copy_range(fh, s.offset, out, pos, size, orc.name)
-                placed.append((pos, s.index_length, s.footer_length))
-                pos += size
-                continue
-            layout = plan.layouts[s.index]
-            values = reader.read(s.index, s.num_rows, [j.column.id for j in jobs])
-            zone = layout.footer.writer_timezone.decode("utf-8", "replace") or None
-            dropped = {j.column.id for j in jobs if j.replaced}
-            at = pos
-            for kind, column, offset, length in layout.index:  # kept as they are
-                if not (kind == BLOOM_FILTER_UTF8 and column in dropped):
-                    copy_range(fh, offset, out, at, length, orc.name)
-                    at += length
-            streams: list[tuple[int, int]] = []
-            out.seek(at)
-            for job in jobs:
-                built = bloom_index(values.pop(job.column.id), job.column, stride, fpp, zone)
-                raw = compress(built.message, orc.compression)
-                out.write(raw)
-                streams.append((job.column.id, len(raw)))
-                added.append(
-                    AddedIndex(
-                        s.index,
-                        job.column.name,
-                        built.row_groups,
-                        built.num_bits,
-                        built.num_hash_functions,
-                        at,
-                        len(raw),
-                        job.replaced,
-                    )
+    try:
+        for _ in range(workers):
+            handles.append(open_unchanged(orc.name, identity, label=orc.name))
+            reader = StripeReader(handles[-1], orc.name, names, paths)
+            if reader.stripes != len(orc.stripes):
+                raise UnsupportedFileError(
+                    f"{orc.name}: pyarrow's ORC reader sees {reader.stripes} stripes, the "
+                    f"footer lists {len(orc.stripes)}"
                 )
-                at += len(raw)
-            index_length = at - pos
-            copy_range(fh, layout.data_offset, out, at, s.data_length, orc.name)
-            at += s.data_length
-            footer = new_stripe_footer(layout, dropped, streams, orc.compression)
-            out.seek(at)
-            out.write(footer)
-            placed.append((pos, index_length, len(footer)))
-            pos = at + len(footer)
-            bar.update(1)
+            readers.put(reader)
+        with (
+            progress_bar(
+                len(units), os.path.basename(orc.name), "column", show=progress, dynamic_ncols=True
+            ) as bar,
+            ThreadPoolExecutor(workers, thread_name_prefix="bloomskip-orc-add") as pool,
+        ):
+            built = _in_order(pool, build, units, window=2 * workers)
+            for s in orc.stripes:
+                jobs = plan.jobs.get(s.index)
+                if not jobs:
+                    size = s.index_length + s.data_length + s.footer_length
+                    copy_range(fh, s.offset, out, pos, size, orc.name)
+                    placed.append((pos, s.index_length, s.footer_length))
+                    pos += size
+                    continue
+                results = [next(built)[1] for _ in jobs]
+                bar.update(len(jobs))
+                pos = _write_stripe(fh, orc, plan.layouts[s.index], jobs, results, out, pos,
+                                    placed, added)  # fmt: skip
+    finally:
+        for h in handles:
+            h.close()
     offset, length = tail.between  # Metadata: stripe statistics, unchanged
     copy_range(fh, offset, out, pos, length, orc.name)
     out.seek(pos + length)
     out.write(file_tail(tail, placed, pos, orc.compression))
     return added
+
+
+def _zone_of(layout: StripeLayout) -> str | None:
+    return layout.footer.writer_timezone.decode("utf-8", "replace") or None
+
+
+def _write_stripe(
+    fh: BinaryIO,
+    orc: OrcFile,
+    layout: StripeLayout,
+    jobs: list[_Job],
+    results: list[tuple[BuiltIndex, bytes]],
+    out: BinaryIO,
+    pos: int,
+    placed: list[tuple[int, int, int]],
+    added: list[AddedIndex],
+) -> int:
+    """Write one stripe at ``pos``: its index streams (the kept ones copied, the new
+    ones after them), its data copied, its new footer; return where it ends."""
+    s = layout.stripe
+    dropped = {j.column.id for j in jobs if j.replaced}
+    at = pos
+    for kind, column, offset, length in layout.index:  # kept as they are
+        if not (kind == BLOOM_FILTER_UTF8 and column in dropped):
+            copy_range(fh, offset, out, at, length, orc.name)
+            at += length
+    streams: list[tuple[int, int]] = []
+    out.seek(at)
+    for job, (built, raw) in zip(jobs, results, strict=True):
+        out.write(raw)
+        streams.append((job.column.id, len(raw)))
+        added.append(
+            AddedIndex(
+                s.index,
+                job.column.name,
+                built.row_groups,
+                built.num_bits,
+                built.num_hash_functions,
+                at,
+                len(raw),
+                job.replaced,
+            )
+        )
+        at += len(raw)
+    index_length = at - pos
+    copy_range(fh, layout.data_offset, out, at, s.data_length, orc.name)
+    at += s.data_length
+    footer = new_stripe_footer(layout, dropped, streams, orc.compression)
+    out.seek(at)
+    out.write(footer)
+    placed.append((pos, index_length, len(footer)))
+    return at + len(footer)
+
+
+def _in_order(pool: ThreadPoolExecutor, fn, items: list, *, window: int):
+    """``(item, fn(item))`` in the order of ``items``, at most ``window`` running ahead
+    (memory stays bounded by a few units); the first error is raised."""
+    pending: collections.deque = collections.deque()
+    it = iter(items)
+    for item in itertools.islice(it, window):
+        pending.append((item, pool.submit(fn, item)))
+    try:
+        while pending:
+            item, fut = pending.popleft()
+            result = fut.result()
+            for nxt in itertools.islice(it, 1):
+                pending.append((nxt, pool.submit(fn, nxt)))
+            yield item, result
+    finally:
+        for _, fut in pending:
+            fut.cancel()
