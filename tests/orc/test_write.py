@@ -371,6 +371,13 @@ def nested_file(tmp_path: Path) -> Path:
     return path
 
 
+def marked_encrypted(src: Path, dst: Path) -> Path:
+    tail = Tail(src.read_bytes())
+    tail.footer.encryption = b""  # an (empty) Encryption message: the file says it has one
+    dst.write_bytes(tail.build())
+    return dst
+
+
 def index_listed_last(src: Path, dst: Path) -> Path:
     """An uncompressed file whose first stripe lists its first stream (a ROW_INDEX) last."""
 
@@ -394,7 +401,9 @@ def refusals(tmp_path: Path) -> list[tuple[Path, dict, type, str]]:
     bad_cpp = edited_version(lookup, tmp_path / "cpp160.orc", "1.6.5")
     no_version = edited_version(lookup, tmp_path / "cppnone.orc", None)
     odd = index_listed_last(lookup, tmp_path / "odd.orc")
+    encrypted = marked_encrypted(lookup, tmp_path / "encrypted.orc")
     return [
+        (encrypted, {}, UnsupportedFileError, "encrypted"),
         (odd, {}, UnsupportedFileError, "index stream after data streams"),
         (without_index(tmp_path), {}, UnsupportedFileError, "no row index"),
         (bad_cpp, {}, UnsupportedFileError, "ORC-1024"),
@@ -430,6 +439,23 @@ def test_columns_that_cannot_have_filters_are_skipped_with_the_reason(tmp_path):
     assert reasons["flag"].startswith("BOOLEAN") and "LIST columns" in reasons["tags"]
     assert reasons["m._key"].startswith("inside a map") and "MAP columns" in reasons["m"]
     assert reasons["tags._elem"].startswith("inside a list")
+
+
+def test_stripes_without_a_row_index_for_the_column_are_skipped(tmp_path):
+    path = lookup_file(tmp_path)
+    k = read_orc(path).column("k").id
+
+    def edit(sf) -> None:  # stripe 1 loses the row index of k (the bytes stay, unread)
+        for stream in sf.streams:
+            if (stream.kind, stream.column) == (6, k):
+                stream.kind = 4
+
+    path.write_bytes(stripe_footer_edit(path.read_bytes(), edit, range(1, 2)))
+    result = add_bloom_filters(path, columns=["k"])
+    assert [(s.stripe, s.reason) for s in result.skipped] == [
+        (1, "the stripe has no row index for it")
+    ]
+    assert [f is None for f in stored_filters(path, "k")] == [False, True, False, False]
 
 
 def test_timestamps_pyarrow_cannot_read_are_refused(tmp_path):
