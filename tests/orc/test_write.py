@@ -149,8 +149,9 @@ def lookup_file(tmp_path: Path, **options) -> Path:
     return path
 
 
-def test_orc_cpp_and_bloomskip_skip_row_groups_with_the_new_filters(tmp_path):
-    path = lookup_file(tmp_path)
+@pytest.mark.parametrize("codec", CODECS)
+def test_orc_cpp_and_bloomskip_skip_row_groups_with_the_new_filters(tmp_path, codec):
+    path = lookup_file(tmp_path, compression=codec)
     before = {
         r: len(pyorc_rows(path, "k", "LONG", K0 + 2 * r + 1, ["k"])) for r in (10, 3333, 7500)
     }
