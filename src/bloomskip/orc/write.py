@@ -335,7 +335,7 @@ def _plan_columns(
     for col in chosen:
         if col in out:
             continue
-        why = why_no_filter(col)
+        why = _why_no_filter(col)
         if why is None:
             out.append(col)
         elif explicit:
@@ -358,7 +358,7 @@ def _column_id(orc: OrcFile, name: str) -> int:
         ) from None
 
 
-def why_no_filter(col: OrcColumn) -> str | None:
+def _why_no_filter(col: OrcColumn) -> str | None:
     """Why ``col`` cannot get a bloom filter bloomskip writes, or None if it can."""
     if col.kind == BOOLEAN:
         return _BOOLEAN_REFUSAL
