@@ -1,8 +1,8 @@
 """Replacing a user's file safely: only if it is still the file that was read, through a
 temporary file that never outlives the run (short of SIGKILL), renamed over it atomically.
 
-Used by every writer that rewrites a user's file (adding bloom filters to Parquet files;
-``write_table`` writes its new file the same way). The life of one replacement
+Used by every writer that rewrites a user's file (adding bloom filters to Parquet and ORC
+files; ``write_table`` writes its new file the same way). The life of one replacement
 (:func:`atomic_path`)::
 
     sweep    remove our stale temporary files of the same target (see below)
@@ -162,21 +162,33 @@ def copy_prefix(src: BinaryIO, dst: BinaryIO, length: int, label: str, stop=None
     past ``length`` meanwhile. ``stop()``, asked between pieces of 64 MiB, ends the copy
     early. A source shorter than ``length`` raises :class:`CorruptFileError`.
     """
+    copy_range(src, 0, dst, 0, length, label, stop)
+
+
+def copy_range(
+    src: BinaryIO, src_at: int, dst: BinaryIO, dst_at: int, length: int, label: str, stop=None
+) -> None:
+    """Copy ``src[src_at:src_at+length]`` to ``dst[dst_at:dst_at+length]``, as
+    :func:`copy_prefix` copies (file positions unused, ``stop()`` between pieces)."""
     fin, fout = src.fileno(), dst.fileno()
     done = 0
     with contextlib.suppress(OSError, AttributeError):  # in-kernel copy when possible
         while done < length and not (stop and stop()):
-            n = os.copy_file_range(fin, fout, min(length - done, _KERNEL_PIECE), done, done)
+            n = os.copy_file_range(
+                fin, fout, min(length - done, _KERNEL_PIECE), src_at + done, dst_at + done
+            )
             if n == 0:
                 break
             done += n
     while done < length and not (stop and stop()):
-        chunk = os.pread(fin, min(_COPY_CHUNK, length - done), done)
+        chunk = os.pread(fin, min(_COPY_CHUNK, length - done), src_at + done)
         if not chunk:
-            raise CorruptFileError(f"{label}: file ended at byte {done} while being copied")
+            raise CorruptFileError(
+                f"{label}: file ended at byte {src_at + done} while being copied"
+            )
         view = memoryview(chunk)
         while view:
-            written = os.pwrite(fout, view, done)
+            written = os.pwrite(fout, view, dst_at + done)
             done += written
             view = view[written:]
 
