@@ -95,7 +95,7 @@ def world(tmp_path_factory) -> Iterator[dict[str, str]]:
 
 def _damaged_indexes(d: Path) -> None:
     """Copies of the index: a slab zeroed, the manifest a link, a forged source, and the
-    zone table damaged (issue 17: the index's own files are untrusted too)."""
+    fragment table damaged (issue 17: the index's own files are untrusted too)."""
     m = index.open(d / "idx").manifest
     seg = m.columns["id"].segments[0]
     for name in ("damaged", "linked", "forged", "tables"):
@@ -110,7 +110,7 @@ def _damaged_indexes(d: Path) -> None:
     doc["source"]["paths"] = [True]
     doc["checksum"] = integrity.json_checksum(doc)
     forged.write_text(json.dumps(doc))
-    table = d / "tables.idx" / seg.zones[0]
+    table = d / "tables.idx" / m.fragments
     data = bytearray(table.read_bytes())
     data[len(data) // 3] ^= 0x40
     table.write_bytes(bytes(data))
@@ -269,7 +269,8 @@ REFUSED: list[tuple[str, tuple[str, ...], str]] = [
     ("add-dst-nodir", ("add-bloom", "{parquet}", "{nodir}"), "does not exist"),
     ("add-dst-socket", ("add-bloom", "{parquet}", "{sock}"), "socket"),
     ("add-src-dir", ("add-bloom", "{dir}"), "directory"),
-    ("add-src-orc", ("add-bloom", "{orc}", "{newfile}"), "not a Parquet file"),
+    ("add-orc-policy", ("add-bloom", "{orc}", "{newfile}", "--policy", "putze"), "Parquet files"),
+    ("add-orc-column", ("add-bloom", "{orc}", "{newfile}", "-c", "zz"), "no column 'zz'"),
     ("add-column", ("add-bloom", "{parquet}", "{newfile}", "-c", "nope"), "no column 'nope'"),
     ("add-column-empty", ("add-bloom", "{parquet}", "{newfile}", "-c", ""), "empty"),
     ("add-policy", ("add-bloom", "{parquet}", "{newfile}", "--policy", "lance"), "choice"),
@@ -338,7 +339,7 @@ REFUSED: list[tuple[str, tuple[str, ...], str]] = [
     ("vacuum-linked-manifest", ("index", "vacuum", "{linked}", "--keep", "1"), "not a regular"),
     ("query-forged-source", ("index", "query", "{forged}", "id = 'u1'"), "source is malformed"),
     ("refresh-forged-source", ("index", "refresh", "{forged}"), "source is malformed"),
-    ("status-damaged-table", ("index", "status", "{tables}"), "damaged"),
+    ("status-damaged-table", ("index", "status", "{tables}"), "unreadable index table"),
     ("index-action", ("index", "drop", "{index}"), "invalid choice"),
     # demo: refused before any lake is generated or Spark started
     ("demo-files-0", ("demo", "--files", "0"), "file count"),

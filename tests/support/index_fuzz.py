@@ -28,9 +28,11 @@ import json
 import os
 import random
 import sys
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -249,108 +251,118 @@ def forge_manifest(root: str, rng: random.Random) -> str:
     return f"{rel}: {what}"
 
 
-def _directory(root: str, rel: str) -> tuple[dict, bytes]:
-    """A directory's header and its sections' bytes (from the first section on)."""
+def read_dir(root: str, rel: str) -> tuple[dict, bytes]:
+    """A directory's header and its body, decompressed."""
     with open(os.path.join(root, *rel.split("/")), "rb") as fh:
         data = fh.read()
     n = int.from_bytes(data[8:12], "little")
-    header = json.loads(data[16 : 16 + n])
-    first = min(off for off, _ in header["sections"].values())
-    return header, data[first:]
+    header = json.loads(data[12 : 12 + n])
+    packed = data[12 + n : -4]
+    return header, _zstd().decompress(packed, decompressed_size=header["body"][1], asbytes=True)
 
 
-def write_directory(root: str, rel: str, header: dict, region: bytes, spans=None) -> None:
-    """A directory with ``header`` (its sections at ``region``'s offsets, or ``spans``)
-    and valid checksums, as a forger writes one."""
-    base = 1 << 16  # the header is padded to here, so offsets do not move with it
-    old = header["sections"]
-    first = min(off for off, _ in old.values())
-    header = dict(header)
-    header["sections"] = spans or {k: [base + off - first, n] for k, (off, n) in old.items()}
-    offsets = [off for off, _ in header["sections"].values() if isinstance(off, int)]
-    start = min(offsets, default=base)
-    tail = bytes(base) + region
-    if 0 <= start - base <= len(region) and start >= base:
-        header["sections_crc"] = integrity.crc(tail[start:], rel, "sections")
+def write_dir(root: str, rel: str, header: dict, body: bytes, *, keep_body: bool = False) -> None:
+    """A directory with ``header`` and ``body`` and a valid checksum, as a forger writes
+    one (the header's body size set to the body's, unless ``keep_body``)."""
+    packed = _zstd().compress(body, asbytes=True)
+    if not keep_body:
+        header = {**header, "body": [len(packed), len(body)]}
     text = json.dumps(header, separators=(",", ":")).encode()
-    assert 16 + len(text) <= base
-    body = serving.DIR_MAGIC + len(text).to_bytes(4, "little")
-    body += integrity.crc(text, rel, "header").to_bytes(4, "little") + text
-    body += bytes(base - len(body)) + region
-    _replace(os.path.join(root, *rel.split("/")), body)
+    out = serving.DIR_MAGIC + len(text).to_bytes(4, "little") + text + packed
+    _replace(os.path.join(root, *rel.split("/")), out + zlib.crc32(out).to_bytes(4, "little"))
+
+
+def _zstd():
+    return pa.Codec("zstd")
 
 
 def forge_directory(root: str, rng: random.Random) -> str:
-    """A serving directory forged: header values, section spans or section bytes."""
+    """A serving directory forged: header values, section or body spans, section bytes."""
     rel = rng.choice(roles(root)["directory"])
-    header, region = _directory(root, rel)
-    first = min(off for off, _ in header["sections"].values())
-    spans = None
+    header, body = read_dir(root, rel)
+    keep_body = False
     what = rng.random()
     if what < 0.4:
-        body = {k: v for k, v in header.items() if k not in ("sections", "sections_crc")}
-        body, desc = forge_json(body, rng)
-        header = {**body, "sections": header["sections"]}
+        rest = {k: v for k, v in header.items() if k not in ("sections", "body")}
+        rest, desc = forge_json(rest, rng)
+        header = {**rest, "sections": header["sections"], "body": header["body"]}
     elif what < 0.6:
-        name = rng.choice(sorted(header["sections"]))
         v = rng.choice([0, 1, 7, -8, 2**31, 2**40, 2**62, 10**30])
-        spans = {k: [(1 << 16) + off - first, n] for k, (off, n) in header["sections"].items()}
-        spans[name] = [spans[name][0], v] if rng.random() < 0.5 else [v, spans[name][1]]
-        desc = f"section {name} span {spans[name]}"
+        if rng.random() < 0.2:
+            keep_body = True
+            i = rng.randrange(2)
+            header["body"][i] = v
+            desc = f"body span [{i}] = {v}"
+        else:
+            name = rng.choice(sorted(header["sections"]))
+            header["sections"][name][rng.randrange(2)] = v
+            desc = f"section {name} span {header['sections'][name]}"
     else:
         name = rng.choice(sorted(header["sections"]))
         off, n = header["sections"][name]
-        b = bytearray(region)
-        s = off - first
-        values = rng.choice(["zero", "ones", "reverse", "random"])
-        chunk = b[s : s + n]
+        b = bytearray(body)
+        values = rng.choice(["zero", "ones", "reverse", "random", "max"])
+        chunk = bytes(b[off : off + n])
         if values == "zero":
             chunk = bytes(n)
         elif values == "ones":
             chunk = b"\xff" * n
         elif values == "reverse":
             chunk = chunk[::-1]
+        elif values == "max" and n >= 8:
+            chunk = chunk[: n - 8] + b"\xff" * 7 + b"\x7f"  # the last value huge
         else:
             chunk = rng.randbytes(n)
-        b[s : s + n] = chunk
-        region = bytes(b)
+        b[off : off + n] = chunk
+        body = bytes(b)
         desc = f"section {name} {values}"
-    write_directory(root, rel, header, region, spans)
+    write_dir(root, rel, header, body, keep_body=keep_body)
     return f"{rel}: {desc}"
 
 
-def forge_slab(root: str, rng: random.Random) -> str:
-    """A slab rewritten with valid row checksums: zeroed, cut, grown or reordered."""
-    rel = rng.choice(roles(root)["slab"])
-    path = os.path.join(root, *rel.split("/"))
-    d = serving.read_directory(LocalStorage(root), _dir_of(root, rel), _size(root, rel))
-    cls = int(rel.rsplit(".c", 1)[1].split("-")[0])
-    width = d.classes[cls]["count"] * 32
-    with open(path, "rb") as fh:
-        data = fh.read()
-    rows = [data[i : i + width] for i in range(0, len(data), width + 4)]
-    op = rng.choice(["zero", "drop", "extra", "reverse", "ones"])
-    if op == "zero":
-        rows = [bytes(len(r)) for r in rows]
-    elif op == "ones":
-        rows = [b"\xff" * len(r) for r in rows]
-    elif op == "drop":
-        rows = rows[:-1]
-    elif op == "extra":
-        rows = rows + rows[:1]
-    else:
-        rows = rows[::-1]
-    body = b"".join(r + integrity.crc(r, rel, i).to_bytes(4, "little") for i, r in enumerate(rows))
-    _replace(path, body)
-    return f"{rel}: rows {op}"
-
-
-def _dir_of(root: str, slab: str) -> str:
+def _dir_of(slab: str) -> str:
     return slab.rsplit(".c", 1)[0] + ".dir"
 
 
-def _size(root: str, slab: str) -> int:
-    return os.path.getsize(os.path.join(root, *_dir_of(root, slab).split("/")))
+def forge_slab(root: str, rng: random.Random) -> str:
+    """A slab rewritten, and its directory's frame ends and CRCs with it: rows zeroed,
+    set, reordered, cut or grown (a forger who knows the format)."""
+    rel = rng.choice(roles(root)["slab"])
+    path = os.path.join(root, *rel.split("/"))
+    directory = _dir_of(rel)
+    header, body = read_dir(root, directory)
+    cls, k = (int(x) for x in rel.rsplit(".c", 1)[1].split(".")[0].split("-"))
+    classes = header["classes"]
+    s, count = classes[cls]["slab_blocks"], classes[cls]["count"]
+    first = sum(c["blocks"] for c in classes[:cls]) + k * s  # the slab's first row
+    ends_at, crcs_at = header["sections"]["ends"][0], header["sections"]["crcs"][0]
+    ends = np.frombuffer(body, "<u8", s, ends_at + 8 * first).copy()
+    crcs = np.frombuffer(body, "<u4", s, crcs_at + 4 * first).copy()
+    with open(path, "rb") as fh:
+        data = fh.read()
+    frames = [data[int(a) : int(b)] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+    op = rng.choice(["zero", "ones", "reverse", "cut", "grow", "empty-frame"])
+    if op == "zero":
+        frames = [bytes(count * 32) for _ in frames]
+    elif op == "ones":
+        frames = [b"\xff" * (count * 32) for _ in frames]
+    elif op == "reverse":
+        frames = frames[::-1]
+    elif op == "empty-frame":
+        frames[rng.randrange(len(frames))] = b""
+    out = b"".join(frames)
+    ends = np.cumsum([len(f) for f in frames]).astype("<u8")
+    crcs = np.array([zlib.crc32(f) for f in frames], "<u4")
+    if op == "cut":
+        out = out[: len(out) // 2]
+    elif op == "grow":
+        out += bytes(1 << 12)
+    b = bytearray(body)
+    b[ends_at + 8 * first : ends_at + 8 * (first + s)] = ends.tobytes()
+    b[crcs_at + 4 * first : crcs_at + 4 * (first + s)] = crcs.tobytes()
+    write_dir(root, directory, header, bytes(b))
+    _replace(path, out)
+    return f"{rel}: rows {op}"
 
 
 def forge_table(root: str, rng: random.Random) -> str:
@@ -395,6 +407,34 @@ def forge_table(root: str, rng: random.Random) -> str:
         t = t.set_column(k, "path", pa.array(["/etc/passwd"] * n, pa.string()))
     LocalStorage(root).write_table(rel, t)
     return f"{rel}: {op} {name}"
+
+
+def as_format_1(root: str) -> None:
+    """Rewrite the latest version of the index at ``root`` as format 1 wrote it: each
+    column's live zones in one Lance zone table, no serving layout, no checksum."""
+    from bloomskip import index
+
+    zi = index.open(root)
+    path = os.path.join(root, *store.manifest_name(zi.version).split("/"))
+    with open(path) as fh:
+        doc = json.load(fh)
+    doc["format_version"] = 1
+    del doc[integrity.MANIFEST_KEY]
+    for name, col in zi.columns.items():
+        rel = f"{col.directory}/{'ab' * 16}.zones.parquet"
+        pq.write_table(zi.zones(name), os.path.join(root, *rel.split("/")), use_dictionary=False)
+        segs = doc["columns"][name]["segments"]
+        doc["columns"][name]["segments"] = [
+            {
+                "zones": [rel],
+                "files": [f for s in segs for f in s["files"]],
+                "num_fragments": sum(s["num_fragments"] for s in segs),
+                "num_zones": sum(s["num_zones"] for s in segs),
+                "zone_bytes": sum(s["zone_bytes"] for s in segs),
+                "file_bytes": sum(s["file_bytes"] for s in segs),
+            }
+        ]
+    _replace(path, json.dumps(doc).encode())
 
 
 # --------------------------------------------------------------------------------- watch
@@ -510,6 +550,7 @@ def snapshot(directory: str) -> dict[str, tuple[bytes, int]]:
 __all__ = [
     "HOSTILE",
     "Watch",
+    "as_format_1",
     "damage",
     "damage_bytes",
     "files",
@@ -519,7 +560,8 @@ __all__ = [
     "forge_slab",
     "forge_table",
     "newest_references",
+    "read_dir",
     "roles",
     "snapshot",
-    "write_directory",
+    "write_dir",
 ]

@@ -2,22 +2,22 @@
 
 An index lives in shared directories and buckets, so every object it reads back is
 checked against a CRC-32 (zlib's, the polynomial of gzip and PNG) that its writer stored
-with it. Each checksum is *seeded* with the object's name and the position of the unit it
-covers, so that besides damage - flipped bits, zeroed or cut-off bytes, a half-written
-object - a mix-up fails too: an object copied over another, two rows swapped, a row group
-moved. What is checked, and where the checksum lives:
+with it. A table's checksums are *seeded* with its name and the position of the row
+group they cover, so that besides damage - flipped bits, zeroed or cut-off bytes, a
+half-written object - a mix-up fails too: a table copied over another (another column's,
+an older version's), row groups moved. A manifest names its own version, which its
+reader checks. What is checked, and where the checksum lives:
 
 ==========================  =================================================================
 manifest (JSON)             ``"checksum"``: of the canonical JSON of every other key
                             (:func:`json_checksum`)
-Parquet tables (zone, file  one CRC per row group, of its decoded values (:func:`table_crc`),
-and fragment tables)        in the file's key-value metadata :data:`TABLE_KEY`; a reader of
+Parquet tables (fragment,   one CRC per row group, of its decoded values (:func:`table_crc`),
+file and zone tables)       in the file's key-value metadata :data:`TABLE_KEY`; a reader of
                             some row groups (a lookup's fragment rows) checks those
-serving directory           the header's CRC after the magic, and the header holds the CRC of
-                            the sections (:mod:`.serving`)
-serving parts and slabs     one CRC per block row (the unit a lookup reads), in a section of
-                            the part, at the end of each slab row (:mod:`.serving`)
 ==========================  =================================================================
+
+The serving layout checks itself (:mod:`.serving`): a directory ends with the CRC-32 of
+all before it, and holds the CRC-32 of each frame of its slabs.
 
 A CRC detects damage, not forgery: whoever may write the index can write checksums that
 agree with a lie. Against such a writer the other checks hold (names under the root,
@@ -50,11 +50,6 @@ _PREFIX = "crc32:"
 def seed(name: str, unit: int | str = 0) -> int:
     """The start value of the CRC of unit ``unit`` of the object ``name``."""
     return zlib.crc32(f"{name}#{unit}".encode())
-
-
-def crc(data, name: str, unit: int | str = 0) -> int:
-    """CRC-32 of ``data`` (any bytes-like object), seeded with ``name`` and ``unit``."""
-    return zlib.crc32(data, seed(name, unit))
 
 
 # ---------------------------------------------------------------------------- manifests
@@ -167,7 +162,6 @@ __all__ = [
     "TABLE_KEY",
     "check_json",
     "check_table",
-    "crc",
     "json_checksum",
     "seed",
     "stored_checksums",

@@ -101,7 +101,7 @@ class Routed:
     def probe(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
         out = np.zeros(rows.shape[0], dtype=np.bool_)
         src = self.source[rows]
-        for s in np.unique(src).tolist():
+        for s in serving.present(src):
             mine = np.flatnonzero(src == s)
             out[mine] = self.sources[s](self.local[rows[mine]], hashes)
         return out
@@ -116,12 +116,14 @@ class ColumnData:
     start: np.ndarray
     length: np.ndarray
     has_null: np.ndarray
-    ndv: np.ndarray  # distinct values (served zones: 1 if any value, else 0)
+    ndv: np.ndarray  # distinct values
     zones: Filters | Routed
     file_fragment: np.ndarray  # sorted
     file_has_null: np.ndarray
     file_ndv: np.ndarray
     files: Filters
+    # (fids, keys, zone -> file position) when the column alone is a lookup's universe
+    universe: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def load_column(
@@ -150,7 +152,7 @@ def load_column(
         dirs = []
         for s in served:
             size = s.directory_size or storage.size(s.directory) or 0
-            d = serving.read_directory(storage, s.directory, size)
+            d = serving.read_directory(storage, s.directory, size, s.num_zones)
             if d.identity != col.identity():
                 raise CorruptFileError(
                     f"{storage.label(s.directory)}: holds {d.identity}, the manifest says "
@@ -170,7 +172,7 @@ def load_column(
                     d.keys[ok],
                     d.lengths[ok],
                     (d.flags[ok] & serving.HAS_NULL) > 0,
-                    ((d.flags[ok] & serving.HAS_VALUE) > 0).astype(np.uint64),
+                    d.ndv[ok],
                     np.full(int(ok.sum()), sid, np.int64),
                     np.flatnonzero(ok),
                 )
