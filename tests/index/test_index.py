@@ -315,6 +315,21 @@ def test_unreadable_file_is_reported_and_always_a_candidate(lake, tmp_path):
     ]
 
 
+def test_an_index_kept_inside_the_lake_is_not_its_data(lake, tmp_path):
+    """Found (issue 17 probe): an index inside the lake made every other index of that
+    lake take its schema from the index's fragment table ("no column 'k'; columns are:
+    fragment_id, path, ...") and list its tables as data files never indexed."""
+    index.build(lake, ["uid"], tmp_path / "outer", zone_rows=1000)
+    index.build(lake, ["uid"], lake / "sub" / "inner.idx", zone_rows=1000)
+    rep = index.build(lake, ["k"], tmp_path / "other", zone_rows=1000)
+    assert rep.files_indexed == 4 and not rep.failed
+    res = index.open(tmp_path / "outer").query("uid = 'u-1-5'")
+    assert res.paths == [str(lake / "part-1.parquet")]
+    assert index.refresh(tmp_path / "outer").files_indexed == 0
+    with pytest.raises(SourceError, match="is a bloomskip zone index, not a lake"):
+        index.build(lake / "sub" / "inner.idx", ["fragment_id"], tmp_path / "of-an-index")
+
+
 def test_files_whose_names_are_not_utf8_are_listed_as_not_indexed(lake, tmp_path, capsys):
     """One such file used to fail a whole build (pyarrow cannot decode its name): now it is
     listed as not indexed, with the reason, and every query reads it in full."""

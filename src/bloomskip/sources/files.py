@@ -11,6 +11,7 @@ format is told by its first bytes (:mod:`bloomskip.formats`).
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -115,6 +116,8 @@ class FileSource(Source):
             except (OSError, ValueError) as e:
                 raise SourceError(f"{self.uri}: cannot list {root}: {e}") from e
             undecodable = False
+            mine: dict[str, SourceFile] = {}
+            rels = []
             for fi in infos:
                 try:
                     path = fi.path
@@ -124,11 +127,14 @@ class FileSource(Source):
                 if fi.type != pafs.FileType.File:
                     continue
                 rel = path[len(root) :].lstrip("/")
+                rels.append(rel)
                 if _hidden(rel) or not _data_file(fi.base_name):
                     continue
-                found[path] = _entry(fi)
+                mine[rel] = _entry(fi)
             if undecodable and self.scheme == "local":
-                found.update((f.path, f) for f in _undecodable(root))
+                mine.update((os.path.relpath(f.path, root), f) for f in _undecodable(root))
+            kept = _outside_indexes(mine, rels, self.uri_of(root))
+            found.update((f.path, f) for f in kept.values())
         return [found[p] for p in sorted(found)]
 
     def open(self, path: str):
@@ -185,15 +191,19 @@ class FileSource(Source):
                 raise SourceError(f"{self.uri}: cannot list {root}: {first_line(e)}") from None
             if not metas:
                 raise SourceError(f"{self.uri}: {root} does not exist")
+            mine: dict[str, SourceFile] = {}
+            rels = []
             for meta in metas:
                 name = str(meta["path"])
                 rel = name[len(prefix) :].lstrip("/") if prefix else name
                 if not rel or name.endswith("/"):
                     continue  # a "directory" marker object, as some clients write
+                rels.append(rel)
                 if _hidden(rel) or not _data_file(rel.rpartition("/")[2]):
                     continue
-                f = _object_entry(bucket, meta)
-                found[f.path] = f
+                mine[rel] = _object_entry(bucket, meta)
+            kept = _outside_indexes(mine, rels, self.uri_of(root))
+            found.update((f.path, f) for f in kept.values())
         return [found[p] for p in sorted(found)]
 
     def reader(self, fh, path: str) -> formats.FileReader:
@@ -279,6 +289,25 @@ def _undecodable(root: str) -> list[SourceFile]:
             if stat.S_ISREG(st.st_mode):
                 out.append(SourceFile(path, st.st_size, st.st_mtime_ns))
     return out
+
+
+#: A bloomskip index's marker and manifests (``bloomskip.index.layout``): a directory
+#: holding one is an index, whose tables are not the lake's data.
+_INDEX_FILE = re.compile(r"(?:^|/)(?:_bloomskip_index\.json|_manifests/v\d{20}\.json)$")
+
+
+def _outside_indexes(
+    found: dict[str, SourceFile], rels: list[str], where: str
+) -> dict[str, SourceFile]:
+    """``found`` (by path relative to a listed root, ``where``) without the files of zone
+    indexes kept in the lake (of another lake, or of this one): their fragment tables
+    are Parquet but not data."""
+    roots = {rel[: m.start()] for rel in rels if (m := _INDEX_FILE.search(rel))}
+    if not roots:
+        return found
+    if "" in roots:
+        raise SourceError(f"{where} is a bloomskip zone index, not a lake")
+    return {r: f for r, f in found.items() if not any(r.startswith(x + "/") for x in roots)}
 
 
 def _hidden(rel: str) -> bool:
