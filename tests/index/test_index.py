@@ -330,6 +330,34 @@ def test_an_index_kept_inside_the_lake_is_not_its_data(lake, tmp_path):
         index.build(lake / "sub" / "inner.idx", ["fragment_id"], tmp_path / "of-an-index")
 
 
+def test_symbolic_link_loops_in_the_lake_are_listed_once(lake, tmp_path):
+    """Found (issue 17 probe): two links to the lake's own directory made the listing
+    (pyarrow's, which follows links) grow as 2**40 paths - build, query and refresh hung.
+    Links are still followed, each directory once."""
+    import signal
+
+    os.symlink(".", lake / "again")
+    os.symlink(str(lake), lake / "back")
+    (tmp_path / "elsewhere").mkdir()
+    pq.write_table(_table(7), tmp_path / "elsewhere" / "linked.parquet")
+    os.symlink(tmp_path / "elsewhere", lake / "linked-dir")
+
+    def hung(signum, frame):
+        raise TimeoutError("the listing did not finish")
+
+    signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        rep = index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000)
+        res = index.open(tmp_path / "idx").query("uid = 'u-7-5'")
+        again = index.refresh(tmp_path / "idx")
+    finally:
+        signal.alarm(0)
+    assert rep.files_indexed == 5 and not rep.failed
+    assert res.paths == [str(lake / "linked-dir" / "linked.parquet")]
+    assert again.files_indexed == 0 and again.files_unchanged == 5
+
+
 def test_files_whose_names_are_not_utf8_are_listed_as_not_indexed(lake, tmp_path, capsys):
     """One such file used to fail a whole build (pyarrow cannot decode its name): now it is
     listed as not indexed, with the reason, and every query reads it in full."""

@@ -4,15 +4,17 @@
 A lake is a directory (listed recursively), one file, or a list of files. As Spark and
 Hive do, names starting with ``_`` or ``.`` are skipped (``_SUCCESS``, ``_delta_log/``,
 ``.crc`` files), as are files whose extension is not one of a format bloomskip reads
-(:data:`bloomskip.formats.EXTENSIONS`; files without an extension are kept). Each file's
-format is told by its first bytes (:mod:`bloomskip.formats`).
+(:data:`bloomskip.formats.EXTENSIONS`; files without an extension are kept), and the
+files of a bloomskip zone index kept inside the lake. A local lake is walked here (links
+followed, each directory once; names that are not UTF-8 kept), others through
+``pyarrow.fs`` or, on object stores, ``obstore``. Each file's format is told by its first
+bytes (:mod:`bloomskip.formats`).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -111,31 +113,30 @@ class FileSource(Source):
             if info.type == pafs.FileType.File:
                 found[info.path] = _entry(info)
                 continue
-            try:
-                infos = self.filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
-            except (OSError, ValueError) as e:
-                raise SourceError(f"{self.uri}: cannot list {root}: {e}") from e
-            undecodable = False
-            mine: dict[str, SourceFile] = {}
-            rels = []
-            for fi in infos:
-                try:
-                    path = fi.path
-                except UnicodeDecodeError:  # a name that is not UTF-8: pyarrow cannot say it
-                    undecodable = True
-                    continue
-                if fi.type != pafs.FileType.File:
-                    continue
-                rel = path[len(root) :].lstrip("/")
-                rels.append(rel)
-                if _hidden(rel) or not _data_file(fi.base_name):
-                    continue
-                mine[rel] = _entry(fi)
-            if undecodable and self.scheme == "local":
-                mine.update((os.path.relpath(f.path, root), f) for f in _undecodable(root))
+            if self.scheme == "local":
+                mine, rels = _walk(root, self.uri)
+            else:
+                mine, rels = self._list_tree(root)
             kept = _outside_indexes(mine, rels, self.uri_of(root))
             found.update((f.path, f) for f in kept.values())
         return [found[p] for p in sorted(found)]
+
+    def _list_tree(self, root: str) -> tuple[dict[str, SourceFile], list[str]]:
+        """The data files under ``root`` through ``pyarrow.fs`` (by path relative to it),
+        and every file's relative path."""
+        try:
+            infos = self.filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+        except (OSError, ValueError) as e:
+            raise SourceError(f"{self.uri}: cannot list {root}: {e}") from e
+        mine, rels = {}, []
+        for fi in infos:
+            if fi.type != pafs.FileType.File:
+                continue
+            rel = fi.path[len(root) :].lstrip("/")
+            rels.append(rel)
+            if not _hidden(rel) and _data_file(fi.base_name):
+                mine[rel] = _entry(fi)
+        return mine, rels
 
     def open(self, path: str):
         """A seekable binary file (``pyarrow.NativeFile``) for ``path``."""
@@ -270,25 +271,48 @@ def _utf8(path: str) -> bool:
     return True
 
 
-def _undecodable(root: str) -> list[SourceFile]:
-    """The data files under a local ``root`` whose names are not UTF-8, with their names
-    as Python has them (undecodable bytes as lone surrogates): listed, so an index keeps
-    them as candidates and says why it could not read them."""
-    out = []
-    for dirpath, dirnames, names in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(("_", "."))]
-        for name in names:
-            path = os.path.join(dirpath, name)
-            rel = os.path.relpath(path, root)
-            if _utf8(path) or _hidden(rel) or not _data_file(name):
+def _walk(root: str, uri: str) -> tuple[dict[str, SourceFile], list[str]]:
+    """The data files under the local directory ``root`` (by path relative to it), and
+    every file's relative path (hidden directories are not entered, but for an index's
+    ``_manifests``). Symbolic links are followed, as ``pyarrow.fs`` does, but each
+    directory is entered once: a link loop (``a -> .``, twice) made pyarrow's listing
+    grow exponentially - a hang. Names that are not UTF-8 are kept (undecodable bytes as
+    lone surrogates; pyarrow cannot list them), so an index lists them as not indexed."""
+    mine: dict[str, SourceFile] = {}
+    rels: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    stack = [(root.rstrip("/"), "")]
+    while stack:
+        path, rel = stack.pop()
+        try:
+            st = os.stat(path or "/")
+            if (st.st_dev, st.st_ino) in seen:
                 continue
+            seen.add((st.st_dev, st.st_ino))
+            with os.scandir(path or "/") as it:
+                entries = list(it)
+        except OSError as e:
+            if not rel:
+                raise SourceError(f"{uri}: cannot list {root}: {e.strerror or e}") from None
+            continue  # a directory that vanished or cannot be read: as pyarrow, skipped
+        for entry in entries:
+            name = entry.name
+            child, child_rel = f"{path}/{name}", f"{rel}/{name}" if rel else name
             try:
-                st = os.stat(path)
+                if entry.is_dir():
+                    if not name.startswith(("_", ".")) or name == "_manifests":
+                        stack.append((child, child_rel))
+                    continue
+                if not entry.is_file():
+                    continue  # FIFOs, sockets, devices, dangling links: not data
+                rels.append(child_rel)
+                if _hidden(child_rel) or not _data_file(name):
+                    continue
+                info = entry.stat()
             except OSError:
                 continue
-            if stat.S_ISREG(st.st_mode):
-                out.append(SourceFile(path, st.st_size, st.st_mtime_ns))
-    return out
+            mine[child_rel] = SourceFile(child, info.st_size, info.st_mtime_ns)
+    return mine, rels
 
 
 #: A bloomskip index's marker and manifests (``bloomskip.index.layout``): a directory
