@@ -50,7 +50,7 @@ from tests.support import index_fuzz as fz
 duckdb = pytest.importorskip("duckdb")
 
 CASES = int(os.environ.get("BLOOMSKIP_INDEX_FUZZ", "80"))
-FORGED = max(CASES // 2, 20)  # over the four kinds of forgery
+FORGED = max(CASES // 2, 25)  # over the kinds of forgery
 CASE_SECONDS = 20.0
 #: What one forged case may allocate (Python and numpy), whatever a count claims.
 MEMORY = 64 << 20
@@ -267,6 +267,7 @@ FORGERS = {
     "directory": fz.forge_directory,
     "slab": fz.forge_slab,
     "table": fz.forge_table,
+    "format-1": fz.forge_format_1,
 }
 
 

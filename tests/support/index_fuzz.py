@@ -365,10 +365,12 @@ def forge_slab(root: str, rng: random.Random) -> str:
     return f"{rel}: rows {op}"
 
 
-def forge_table(root: str, rng: random.Random) -> str:
+def forge_table(
+    root: str, rng: random.Random, kinds: tuple[str, ...] = ("fragments", "zones", "files")
+) -> str:
     """A zone, file or fragment table rewritten with valid checksums and nonsense in it."""
     r = roles(root)
-    kind = rng.choice([k for k in ("fragments", "zones", "files") if r[k]])
+    kind = rng.choice([k for k in kinds if r[k]])
     rel = rng.choice(r[kind])
     path = os.path.join(root, *rel.split("/"))
     t = pq.read_table(path)
@@ -435,6 +437,12 @@ def as_format_1(root: str) -> None:
             }
         ]
     _replace(path, json.dumps(doc).encode())
+
+
+def forge_format_1(root: str, rng: random.Random) -> str:
+    """The index rewritten as format 1 (Lance zone tables), then a zone table forged."""
+    as_format_1(root)
+    return forge_table(root, rng, ("zones",))
 
 
 # --------------------------------------------------------------------------------- watch
@@ -555,6 +563,7 @@ __all__ = [
     "damage_bytes",
     "files",
     "forge_directory",
+    "forge_format_1",
     "forge_json",
     "forge_manifest",
     "forge_slab",
