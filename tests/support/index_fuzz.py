@@ -27,6 +27,7 @@ import copy
 import json
 import os
 import random
+import stat
 import sys
 import zlib
 from dataclasses import dataclass, field
@@ -532,7 +533,10 @@ def newest_references(root: str) -> set[str] | None:
     found = sorted(n for n in os.listdir(os.path.join(root, "_manifests")) if n.endswith(".json")
                    and n.startswith("v"))  # fmt: skip
     try:
-        with open(os.path.join(root, "_manifests", found[-1]), "rb") as fh:
+        path = os.path.join(root, "_manifests", found[-1])
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None  # a FIFO would block this reader; a link is not the index's
+        with open(path, "rb") as fh:
             doc = json.loads(fh.read())
         refs = {doc["fragments"]} if doc.get("fragments") else set()
         for col in doc["columns"].values():
