@@ -203,7 +203,7 @@ class IndexedLake:
         if self.schema is None:
             self._dataframe(fmt)
         if not paths:
-            return self.spark.createDataFrame([], self.schema)
+            return _empty(self.spark, self.schema)
         reader = self.spark.read.format(fmt).options(**self.options).schema(self.schema)
         if len(self.paths) == 1 and os.path.isdir(self.paths[0]):
             reader = reader.option("basePath", _spark_path(self.paths[0]))
@@ -256,6 +256,22 @@ class IndexedLake:
         plan.seconds = time.perf_counter() - t0
         log.info("%s", plan.summary())
         return plan
+
+
+def _empty(spark, schema):
+    """No rows with ``schema``: an empty local relation from an Arrow table (no job, no
+    Python worker to start: ~0.05 s against ~0.3 s for ``createDataFrame([], schema)``),
+    or, for a schema Arrow cannot carry exactly, an RDD without partitions."""
+    try:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        zone = spark.conf.get("spark.sql.session.timeZone", None)
+        df = spark.createDataFrame(to_arrow_schema(schema, timezone=zone).empty_table())
+        if df.schema == schema:
+            return df
+    except Exception as e:  # any conversion gap: the general way below
+        log.debug("empty relation through Arrow failed: %s", e)
+    return spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
 
 
 def _tally(plan: ReadPlan, result: QueryResult) -> None:
