@@ -41,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bloomskip._json import attributes
 from bloomskip.errors import CorruptFileError
 from bloomskip.expr.bind import Column, bind, referenced
 from bloomskip.expr.expressions import BoundReference, Expression
@@ -84,13 +85,7 @@ class FileCandidate:
         return sum(n for _, n in self.zones)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "reason": self.reason,
-            "fragment_id": self.fragment_id,
-            "num_rows": self.num_rows,
-            "zones": None if self.zones is None else [list(z) for z in self.zones],
-        }
+        return attributes(self, "path reason fragment_id num_rows zones")
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bloomskip._json import attributes
 from bloomskip.prune.evidence import ProbeStatus
 
 
@@ -27,12 +28,8 @@ class Unit:
     reason: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "first_row": self.first_row,
-            "num_rows": self.num_rows,
-            "may_match": self.may_match,
-            "reason": self.reason,
-        }
+        """Its place and answer (``row_group`` is its position in the list)."""
+        return attributes(self, "first_row num_rows may_match reason")
 
 
 @dataclass
@@ -89,14 +86,7 @@ class ProbeUnit:
     reason: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "row_group": self.row_group,
-            "first_row": self.first_row,
-            "num_rows": self.num_rows,
-            "result": self.result,
-            "values": list(self.values),
-            "reason": self.reason,
-        }
+        return attributes(self)
 
 
 @dataclass

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bloomskip._json import attributes
 from bloomskip.errors import BloomskipError
 from bloomskip.expr.sql import parse
 from bloomskip.index import store
@@ -89,23 +90,11 @@ class ReadPlan:
         return text
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "where": self.where,
-            "source": self.source,
-            "index": self.index,
-            "files_total": self.files_total,
-            "files_read": self.files_read,
-            "files_skipped": self.files_skipped,
-            "bytes_total": self.bytes_total,
-            "bytes_read": self.bytes_read,
-            "bytes_skipped": self.bytes_skipped,
-            "zones_total": self.zones_total,
-            "zones_candidate": self.zones_candidate,
-            "read_reasons": self.read_reasons,
-            "skip_reasons": self.skip_reasons,
-            "notes": self.notes,
-            "seconds": round(self.seconds, 6),
-        }
+        return attributes(
+            self,
+            "where source index files_total files_read files_skipped bytes_total bytes_read "
+            "bytes_skipped zones_total zones_candidate read_reasons skip_reasons notes seconds:6",
+        )
 
 
 def read(
