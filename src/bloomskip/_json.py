@@ -4,7 +4,9 @@ Result dataclasses (:mod:`bloomskip.prune.result`, :mod:`bloomskip.index.query`,
 ``AddResult`` of :mod:`bloomskip.parquet.write` and :mod:`bloomskip.orc.write`,
 :mod:`bloomskip.spark.scan`) print JSON objects whose keys are their own attribute names.
 :func:`attributes` builds such an object from the names, in order - one list, not a
-``"name": self.name`` line per key; a result whose JSON also holds other keys adds them.
+``"name": self.name`` line per key. A result whose JSON is just such attributes says so
+in one line, ``to_json = partialmethod(attributes, "path reason ...")`` (``to_json =
+attributes`` for all its fields); one whose JSON holds other keys too adds them.
 Values are made JSON-ready as those methods did by hand: a tuple becomes a list, inside
 lists too (``zones``, ``values``), a dataclass its :func:`dataclasses.asdict`, and a name
 written ``seconds:6`` has its value rounded to 6 digits; anything else is kept as it is.

@@ -63,6 +63,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partialmethod
 from typing import Any, BinaryIO, Literal
 
 import pyarrow as pa
@@ -143,13 +144,12 @@ class AddResult:
         """Bytes of headers and bitsets written."""
         return sum(f.length for f in self.added)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary (what ``bloomskip add-bloom --json`` prints)."""
-        return attributes(
-            self,
-            "source path rewritten rows row_groups filters_added filter_bytes bytes_added "
-            "seconds:6 added skipped",
-        )
+    #: A JSON-ready summary (what ``bloomskip add-bloom --json`` prints).
+    to_dict = partialmethod(
+        attributes,
+        "source path rewritten rows row_groups filters_added filter_bytes bytes_added "
+        "seconds:6 added skipped",
+    )
 
     def to_text(self) -> str:
         """What ``bloomskip add-bloom`` prints: a summary, filters per column, skips."""

@@ -11,6 +11,7 @@ stripe; ``row_group`` then counts them over the whole file).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partialmethod
 from typing import Any
 
 from bloomskip._json import attributes
@@ -27,9 +28,8 @@ class Unit:
     may_match: bool
     reason: str
 
-    def to_json(self) -> dict[str, Any]:
-        """Its place and answer (``row_group`` is its position in the list)."""
-        return attributes(self, "first_row num_rows may_match reason")
+    #: Its JSON: its rows and answer (``row_group`` is its place in the list).
+    to_json = partialmethod(attributes, "first_row num_rows may_match reason")
 
 
 @dataclass
@@ -85,8 +85,8 @@ class ProbeUnit:
     values: tuple[ProbeStatus, ...]  # per value
     reason: str
 
-    def to_json(self) -> dict[str, Any]:
-        return attributes(self)
+    #: Its JSON: every field, in order.
+    to_json = attributes
 
 
 @dataclass
