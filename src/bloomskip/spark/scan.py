@@ -27,8 +27,10 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partialmethod
 from typing import Any
 
+from bloomskip._json import attributes
 from bloomskip.errors import BloomskipError
 from bloomskip.expr.sql import parse
 from bloomskip.index import store
@@ -88,24 +90,12 @@ class ReadPlan:
             text += f"\n  note: {note}"
         return text
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "where": self.where,
-            "source": self.source,
-            "index": self.index,
-            "files_total": self.files_total,
-            "files_read": self.files_read,
-            "files_skipped": self.files_skipped,
-            "bytes_total": self.bytes_total,
-            "bytes_read": self.bytes_read,
-            "bytes_skipped": self.bytes_skipped,
-            "zones_total": self.zones_total,
-            "zones_candidate": self.zones_candidate,
-            "read_reasons": self.read_reasons,
-            "skip_reasons": self.skip_reasons,
-            "notes": self.notes,
-            "seconds": round(self.seconds, 6),
-        }
+    #: What ``plan_read`` decided, as JSON.
+    to_json = partialmethod(
+        attributes,
+        "where source index files_total files_read files_skipped bytes_total bytes_read "
+        "bytes_skipped zones_total zones_candidate read_reasons skip_reasons notes seconds:6",
+    )
 
 
 def read(
@@ -142,24 +132,11 @@ def plan_read(
     return lake.plan(where, max_in_fpp=max_in_fpp)
 
 
-def open_lake(
-    spark,
-    source: str | os.PathLike | Sequence[str | os.PathLike],
-    index_path: str | os.PathLike,
-    *,
-    format: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    schema: Any = None,
-) -> IndexedLake:
-    """A lake and its index, opened for many queries (:meth:`IndexedLake.plan`,
-    :meth:`IndexedLake.read`). Spark infers the schema here, once (unless ``schema`` is
-    given), as a catalog table holds one; every query lists the files afresh, so files
-    added, rewritten or deleted since are seen."""
-    return IndexedLake(spark, source, index_path, format=format, options=options, schema=schema)
-
-
 class IndexedLake:
-    """A source read through Spark with a zone index; see :func:`open_lake`."""
+    """A lake and its index, opened for many queries (:meth:`plan`, :meth:`read`);
+    :func:`open_lake` is another name for it. Spark infers the schema here, once (unless
+    ``schema`` is given), as a catalog table holds one; every query lists the files
+    afresh, so files added, rewritten or deleted since are seen."""
 
     def __init__(
         self,
@@ -272,6 +249,11 @@ def _empty(spark, schema):
     except Exception as e:  # any conversion gap: the general way below
         log.debug("empty relation through Arrow failed: %s", e)
     return spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
+
+
+#: ``open_lake(spark, source, index_path, *, format=None, options=None, schema=None)``: a
+#: source read through Spark with a zone index, opened for many queries (an IndexedLake).
+open_lake = IndexedLake
 
 
 def _tally(plan: ReadPlan, result: QueryResult) -> None:
