@@ -52,7 +52,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bloomskip.errors import InvalidParameterError, UnsupportedTypeError
+from bloomskip.errors import InvalidParameterError, UnsupportedTypeError, parse_choice
 from bloomskip.hashing.physical import PhysicalType, int96_rows
 from bloomskip.hashing.plain import PlainValues, Rows, VarBytes, Words
 
@@ -70,13 +70,8 @@ class Encoding(StrEnum):
 
     @classmethod
     def parse(cls, value: str | Encoding) -> Encoding:
-        try:
-            return cls(value)
-        except ValueError:
-            raise InvalidParameterError(
-                f"unknown encoding {value!r}: use 'parquet' (Parquet physical types) or "
-                "'arrow' (Arrow widths, as Lance)"
-            ) from None
+        use = "use 'parquet' (Parquet physical types) or 'arrow' (Arrow widths, as Lance)"
+        return parse_choice(cls, value, "encoding", use)
 
 
 @dataclass(frozen=True)
