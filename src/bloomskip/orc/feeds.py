@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from bloomskip._lazy import lazy
 from bloomskip.errors import UnsupportedTypeError
-from bloomskip.hashing.arrow import as_arrow, is_var_binary, unview, var_bytes
+from bloomskip.hashing.arrow import as_arrow, is_list_like, is_var_binary, unview, var_bytes
 from bloomskip.orc.types import VAR_PAD, VAR_RAW, VAR_TRUNCATE, OrcKind, OrcType, Writer
 from bloomskip.orc.zones import offsets_ms, tzinfo, zone_name
 
@@ -221,14 +221,7 @@ def _feed(arr: pa.Array, t: OrcType, writer: Writer, zone: str) -> Feed:
     if k in (OrcKind.TIMESTAMP, OrcKind.TIMESTAMP_INSTANT):
         return Feed("long", _timestamp_millis(arr, t, writer, zone))
     if k in (OrcKind.LIST, OrcKind.MAP):
-        if not (
-            pa.types.is_list(kind)
-            or pa.types.is_large_list(kind)
-            or pa.types.is_map(kind)
-            or pa.types.is_list_view(kind)
-            or pa.types.is_large_list_view(kind)
-            or pa.types.is_fixed_size_list(kind)
-        ):
+        if not is_list_like(kind):
             raise _unsupported(arr, t)
         if pa.types.is_map(kind):  # list_value_length has no kernel for maps
             return Feed("long", np.diff(_to_numpy_i64(arr.offsets)))
