@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import pyarrow as pa
@@ -92,14 +92,19 @@ class Feed:
         return out
 
 
-def base_hashes(
-    values: Any,
-    orc_kind: Any,
-    *,
-    max_length: int | None = None,
-    writer_timezone: Any = "UTC",
-    writer: str | Writer = Writer.JAVA,
-) -> np.ndarray:
+class Conversion(TypedDict, total=False):
+    """The keywords that choose how a writer converts a column's values, taken by
+    :func:`base_hashes` and ``OrcBloomFilter.add_values`` / ``test_values`` and passed on
+    to :func:`feeds`, which holds their defaults: ``max_length`` of a CHAR or VARCHAR kind
+    given without one, ``writer_timezone`` of TIMESTAMP columns (``"UTC"``) and
+    ``writer``, whose quirks to reproduce (ORC Java)."""
+
+    max_length: int | None
+    writer_timezone: Any
+    writer: str | Writer
+
+
+def base_hashes(values: Any, orc_kind: Any, **conversion: Unpack[Conversion]) -> np.ndarray:
     """The 64-bit base hash (int64) of each non-null value of an ORC column, in order.
 
     This is what ORC's writer hands to ``addLong`` / ``addBytes`` after converting the
@@ -140,11 +145,7 @@ def base_hashes(
     truncated toward zero, not floored). Kinds that feed nothing raise
     :class:`~bloomskip.errors.UnsupportedTypeError`.
     """
-    parts = [
-        feed.hashes()
-        for feed, _ in feeds(values, orc_kind, max_length, writer_timezone, writer)
-        if len(feed)
-    ]
+    parts = [feed.hashes() for feed, _ in feeds(values, orc_kind, **conversion) if len(feed)]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
@@ -179,6 +180,7 @@ def decimal_strings(values: Any) -> pa.Array:
 def feeds(
     values: Any,
     orc_kind: Any,
+    *,
     max_length: int | None = None,
     writer_timezone: Any = "UTC",
     writer: str | Writer = Writer.JAVA,
