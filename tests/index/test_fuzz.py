@@ -3,17 +3,18 @@
 A small lake of six Parquet files is indexed (two columns, file filters on, zones of 50
 rows), refreshed after a file is added (a second segment) and after one is deleted (a
 dropped fragment), so the index holds every kind of file: manifests of three versions,
-fragment tables, zone and file tables, serving directories and slabs. Each case copies it
-and mutates one file (:mod:`tests.support.index_fuzz`), then asks it ``=``, ``IN``,
-``IS NULL`` and their AND/OR, with and without listing the source, and ``status``;
-some cases also ``refresh`` and ``vacuum`` it. A sibling directory of canary files
-stands next to the index, and an audit hook records what Python opens, creates and
-deletes.
+fragment and file tables, serving directories and slabs (format 1's zone tables are
+forged in a copy rewritten as format 1; serving parts are damaged during a build).
+Each case copies it and mutates one file (:mod:`tests.support.index_fuzz`), then asks it
+``=``, ``IN``, ``IS NULL`` and their AND/OR, with and without listing the source, and
+``status``; some cases also ``refresh`` and ``vacuum`` it. A sibling directory of
+canary files stands next to the index, and an audit hook records what Python opens,
+creates and deletes.
 
 * **Damaged** files (checksums not recomputed) must give a typed one-line error or
   candidates that hold every row DuckDB finds, in both query modes and after a refresh.
 * **Forged** files (checksums recomputed: a CRC finds damage, not lies) must give an
-  answer or a typed one-line error, within a time bound and without allocating what a
+  answer or a typed one-line error, within a time bound and a memory bound, whatever a
   count claims.
 * Always: nothing outside the index root is opened, written or deleted (reads of the
   lake aside), canaries keep their bytes and times, ``vacuum`` keeps files that are not
