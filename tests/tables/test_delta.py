@@ -272,3 +272,21 @@ def test_errors_are_typed(history, tmp_path):
     index.build(str(lake), ["id"], str(tmp_path / "lake.idx"))
     with pytest.raises(InvalidParameterError, match="not a table"):
         index.open(str(tmp_path / "lake.idx")).query("id = 1", as_of=0)
+
+
+def test_a_table_made_again_at_the_same_place_is_read_afresh(tmp_path):
+    """A table kept open between lookups is only moved forward while the commit it read
+    is still there: deleted and written again, the new table is read from scratch."""
+    import shutil
+
+    path, idx = str(tmp_path / "again"), str(tmp_path / "again.idx")
+    write_deltalake(path, _rows(0, 50, ["a"], 1))
+    write_deltalake(path, _rows(50, 50, ["a"], 2), mode="append")
+    index.build(path, ["id"], idx, zone_rows=10)
+    assert index.open(idx).query("id = 60").snapshot == {"table": "delta", "version": 1}
+    shutil.rmtree(path)
+    for i in range(3):
+        write_deltalake(path, _rows(500 + 10 * i, 10, ["b"], i), mode="append")
+    got, res = rows_via_index(idx, "id IN (60, 505, 525)")
+    assert res.snapshot == {"table": "delta", "version": 2}
+    assert sorted(got.column("id").to_pylist()) == [505, 525]

@@ -226,7 +226,11 @@ class TableSource(Source):
         return col
 
     def uri_of(self, path: str) -> str:
-        return self.files().uri_of(path)
+        prefix = self._state.get("uri_prefix")
+        if prefix is None:
+            fs = self.files()
+            prefix = self._state["uri_prefix"] = fs.uri_of("")
+        return prefix + path
 
     def partition_values(self, listing: Sequence[SourceFile]) -> dict[str, pa.Array]:
         snap = self.loaded()

@@ -23,7 +23,9 @@ from the same environment variables (``AWS_ENDPOINT_URL``, ``AWS_ALLOW_HTTP``, .
 from __future__ import annotations
 
 import os
+import threading
 import urllib.parse
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +54,45 @@ from bloomskip.tables.base import (
 )
 
 LOG_DIR = "_delta_log"
+
+#: Open tables kept between loads: the latest per URI (moved forward with
+#: ``update_incremental``, far cheaper than a fresh load), with the identity of the commit
+#: file it stands on, and some pinned versions.
+_LATEST: OrderedDict[str, tuple[Any, tuple | None]] = OrderedDict()
+_PINNED: OrderedDict[tuple[str, int], Any] = OrderedDict()
+_KEEP = 16
+_LOCK = threading.Lock()
+
+
+def _remember(cache: OrderedDict, key: Any, value: Any) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > _KEEP:
+        cache.popitem(last=False)
+
+
+def _open(uri: str, version: int | None) -> Any:
+    deltalake = require_deltalake()
+    try:
+        return deltalake.DeltaTable(uri, version=version)
+    except Exception as e:  # TableNotFoundError, DeltaError, OSError...
+        at = "" if version is None else f" at version {version}"
+        raise SourceError(f"{uri}: cannot open the Delta table{at}: {first_line(e)}") from None
+
+
+def _pinned(uri: str, version: int | None) -> Any:
+    """A table at ``version`` (None: a fresh load of the latest); kept for reuse."""
+    if version is None:
+        return _open(uri, None)
+    with _LOCK:
+        dt = _PINNED.get((uri, version))
+        if dt is not None:
+            _PINNED.move_to_end((uri, version))
+            return dt
+    dt = _open(uri, version)
+    with _LOCK:
+        _remember(_PINNED, (uri, version), dt)
+    return dt
 
 
 def require_deltalake() -> Any:
@@ -115,32 +156,58 @@ class DeltaSource(TableSource):
         return fs
 
     def table(self) -> Any:
-        """The ``deltalake.DeltaTable`` at this source's version."""
-        dt = self._state.get("table")
-        if dt is None:
-            deltalake = require_deltalake()
-            try:
-                dt = deltalake.DeltaTable(self.uri, version=self.version)
-            except Exception as e:  # TableNotFoundError, DeltaError, OSError...
-                raise SourceError(
-                    f"{self.uri}: cannot open the Delta table"
-                    f"{'' if self.version is None else f' at version {self.version}'}: "
-                    f"{first_line(e)}"
-                ) from None
-            self._state["table"] = dt
-        return dt
+        """The ``deltalake.DeltaTable`` at the version this source reads."""
+        return _pinned(self.uri, self.loaded().id)
 
     def _load(self) -> Snapshot:
-        dt = self.table()
+        if self.version is not None:
+            dt = _pinned(self.uri, self.version)
+            with _LOCK:
+                return self._describe(dt)
+        with _LOCK:  # the latest: one table kept per URI, brought forward incrementally
+            kept = _LATEST.get(self.uri)
+            dt = None
+            if kept is not None and self._commit_stamp(kept[0].version()) == kept[1]:
+                dt = kept[0]  # the commit it stands on is the one it read: the same table
+                try:
+                    dt.update_incremental()
+                except Exception:
+                    dt = None
+            if dt is None:
+                dt = _open(self.uri, None)
+            _remember(_LATEST, self.uri, (dt, self._commit_stamp(dt.version())))
+            return self._describe(dt)
+
+    def _commit_stamp(self, version: int) -> tuple | None:
+        """The identity (size, mtime, ETag) of the log's commit file of ``version``: a
+        table deleted and made again at the same place has other commit files, so a
+        table kept open is only moved forward while its last commit is still there."""
+        path = f"{self.files().paths[0].rstrip('/')}/{LOG_DIR}/{int(version):020d}.json"
+        try:
+            found = self.files().stat(path)
+        except (OSError, BloomskipError):
+            return None
+        return None if found is None else (found.size, found.mtime_ns, found.etag)
+
+    def _describe(self, dt: Any) -> Snapshot:
+        """The snapshot ``dt`` is at (read at once: ``dt`` may move on later)."""
         try:
             version = int(dt.version())
             schema = pa.schema(dt.schema().to_arrow())
             meta = dt.metadata()
-            actions = pa.table(dt.get_add_actions(flatten=True))
+            actions = dt.get_add_actions(flatten=True)
+            parts_of = list(meta.partition_columns)
+
+            def column(name: str) -> list:  # one column at a time: whole tables convert slowly
+                return pa.chunked_array(actions.column(name)).to_pylist()
+
+            raw_paths, sizes = column("path"), column("size_bytes")
+            mtimes, counts = column("modification_time"), column("num_records")
+            values = [column(f"partition.{c}") for c in parts_of]
         except Exception as e:
             raise SourceError(f"{self.uri}: cannot read the Delta log: {first_line(e)}") from None
         mode = (meta.configuration or {}).get("delta.columnMapping.mode", "none")
-        parts = set(meta.partition_columns)
+        parts = set(parts_of)
         columns = {}
         for f in schema:
             physical = f.name
@@ -160,25 +227,25 @@ class DeltaSource(TableSource):
             )
         schema = normalize_schema(schema)
         fs = self.files()
-        rows = actions.to_pylist()
-        files = []
-        for r in rows:
-            path = self._fs_path(fs, r["path"])
-            partition = tuple((c, r.get(f"partition.{c}")) for c in meta.partition_columns)
-            mtime = int(r["modification_time"] or 0) * 1_000_000
-            nrec = r.get("num_records")
+        root = fs.paths[0].rstrip("/") + "/"
+        files, by_raw = [], {}
+        for i, raw in enumerate(raw_paths):
+            plain = "%" not in raw and ":" not in raw  # relative, nothing encoded
+            path = root + raw.lstrip("/") if plain else self._fs_path(fs, raw)
+            by_raw[path] = raw
+            nrec = counts[i]
             files.append(
                 TableFile(
                     path,
-                    int(r["size_bytes"]),
-                    mtime,
+                    int(sizes[i]),
+                    int(mtimes[i] or 0) * 1_000_000,
                     None if nrec is None else int(nrec),
                     "parquet",
-                    partition,
+                    tuple((c, v[i]) for c, v in zip(parts_of, values, strict=True)),
                 )
             )
         files.sort(key=lambda f: f.path)
-        self._state["raw_paths"] = {self._fs_path(fs, r["path"]): r["path"] for r in rows}
+        self._state["raw_paths"] = by_raw
         ref = {"table": "delta", "version": version}
         return Snapshot(ref, version, schema, columns, tuple(files))
 
@@ -229,6 +296,7 @@ class DeltaSource(TableSource):
 
     def _deleted(self, wanted: set[str]) -> dict[str, np.ndarray]:
         """Row positions deletion vectors remove, per data file of ``wanted``."""
+        self.loaded()
         dt = self.table()
         try:
             protocol = dt.protocol()
@@ -237,7 +305,6 @@ class DeltaSource(TableSource):
             features = set()
         if "deletionVectors" not in features:
             return {}
-        self.loaded()
         raw_paths = self._state.get("raw_paths") or {}
         by_raw = {raw: path for path, raw in raw_paths.items()}
         out: dict[str, np.ndarray] = {}
