@@ -39,6 +39,9 @@ says why.
 
 No column pruning exists for Python data sources in Spark 4.3: pass ``.schema(...)`` with
 only the columns you need, and only those are read.
+
+The index of a Delta or Iceberg table is read through the table's library instead, one
+snapshot (the latest, or ``option("asOf", N)``), deletes applied: :mod:`.tables`.
 """
 
 from __future__ import annotations
