@@ -35,7 +35,7 @@ from tests.support.tables import (
     rows_via_index,
 )
 
-EXAMPLES = int(os.environ.get("BLOOMSKIP_TABLE_EXAMPLES", "8"))
+EXAMPLES = int(os.environ.get("BLOOMSKIP_TABLE_EXAMPLES", "5"))
 PARTS = ["a", "b", None]
 
 appends = st.tuples(st.just("append"), st.integers(1, 40), st.sampled_from([0, 1, 2, 3]))
@@ -159,7 +159,7 @@ iceberg_ops = st.lists(
 )
 
 
-@settings(max_examples=max(2, EXAMPLES // 2), suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=max(3, EXAMPLES // 2), suppress_health_check=[HealthCheck.too_slow])
 @given(
     ops=iceberg_ops,
     at=st.integers(0, 5),

@@ -218,7 +218,7 @@ class IcebergSource(TableSource):
         }
         fs = self.files()
         specs = tbl.specs()
-        files, equality, deletes = [], [], 0
+        files, equality = [], []
         try:
             manifests = snap.manifests(tbl.io) if snap is not None else []
             for m in manifests:
@@ -228,8 +228,7 @@ class IcebergSource(TableSource):
                         equality.append(df.file_path)
                         continue
                     if df.content != DataFileContent.DATA:
-                        deletes += 1
-                        continue
+                        continue  # position deletes, deletion vectors: pyiceberg's reader
                     f, path = fs_path(df.file_path)
                     if not f.equals(fs.filesystem):
                         raise UnsupportedFileError(
