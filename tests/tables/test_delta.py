@@ -13,6 +13,7 @@ deletion-vector and column-mapping tables of delta-rs's test data (checked in, s
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import numpy as np
 import pyarrow as pa
@@ -124,6 +125,8 @@ def test_the_index_prunes_at_its_own_version(history):
     assert res.zones_candidate < res.zones_total
     part = zi.query("part = 'b'", as_of=3)
     assert ("partition values" in {why for _, why in part.skipped}) and part.files
+    named = Counter(why for _, why in part.skipped if why != "empty file")
+    assert part.skip_reasons == dict(named) and part.files_skipped == len(part.skipped)
     assert all("/part=b/" in f.path for f in part.files)
     both = zi.query("key = 'k3' AND part = 'a'", as_of=3)
     assert all("/part=a/" in f.path for f in both.files)

@@ -126,6 +126,7 @@ def test_partition_values_prune_with_the_filters(history):
     zi = index.open(idx)
     res = zi.query("day = DATE '2026-05-02' AND part = 'a'", as_of=snaps[2])
     assert res.files and {"partition values"} == {why for _, why in res.skipped}
+    assert res.skip_reasons == {"partition values": len(res.skipped)}
     assert all("part=a" in f.path and "day=2026-05-02" in f.path for f in res.files)
     zoned = zi.query("id = 3 AND part = 'a'", as_of=snaps[2])  # 3 % 3: 'a'
     assert zoned.files and all(f.zones is not None for f in zoned.files)

@@ -38,12 +38,12 @@ its candidates only.
 **Manifest** (JSON): format name and version, the index version, a commit id, the
 source and, for a table source, the snapshot it covers (``{"table": "delta", "version":
 N}`` or ``{"table": "iceberg", "snapshot_id": N}``; absent in manifests written before
-tables were sources), the zoning, the source's Arrow schema, the fragment table and its totals, the
-fragments dropped since their zones were written, and per column its type, encoding,
-hash, sizing and *segments* (one per build or refresh: its zone table parts, file table
-parts, serving directory and slabs). A commit writes new objects first, then creates
-``v<N+1>.json`` if no writer did (:mod:`.store`): readers see version N or N+1, never
-half of one.
+tables were sources), the zoning, the source's Arrow schema, the fragment table and
+its totals, the fragments dropped since their zones were written, and per column its
+type, encoding, hash, sizing and *segments* (one per build or refresh: its zone table
+parts, file table parts, serving directory and slabs). A commit writes new objects
+first, then creates ``v<N+1>.json`` if no writer did (:mod:`.store`): readers see
+version N or N+1, never half of one.
 
 Every name in a manifest is untrusted: it must be one of the names above, under the
 index root (:func:`check_name`), or the manifest is refused.
@@ -351,6 +351,7 @@ class Manifest:
     dropped: tuple[int, ...] = ()
     num_files: int = 0
     num_rows: int = 0
+    num_bytes: int = 0  # of the live files (0: not recorded)
     format_version: int = FORMAT_VERSION
     #: The table snapshot the index covers (a Delta version, an Iceberg snapshot id); None
     #: for a lake of files.
@@ -371,6 +372,7 @@ class Manifest:
             "next_fragment_id": self.next_fragment_id,
             "num_files": self.num_files,
             "num_rows": self.num_rows,
+            "num_bytes": self.num_bytes,
             "dropped": list(self.dropped),
             "columns": {name: c.to_json() for name, c in self.columns.items()},
         } | ({} if self.snapshot is None else {"snapshot": self.snapshot})
@@ -414,6 +416,7 @@ class Manifest:
                 dropped=tuple(_count(v, label) for v in d.get("dropped", [])),
                 num_files=_count(d.get("num_files", 0), label),
                 num_rows=_count(d.get("num_rows", 0), label),
+                num_bytes=_count(d.get("num_bytes", 0), label),
                 format_version=version,
                 snapshot=snapshot,
             )
