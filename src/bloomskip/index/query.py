@@ -22,13 +22,13 @@ long ``IN`` lists         not used when ``1 - (1 - fpp) ** k`` - the chance that
 anything else             may match: ``!=``, ``NOT IN``, ranges, columns not indexed
 ========================  ==============================================================
 
-Files are compared with the source as listed now: files the index does not know, and
-files whose size or modification time changed since indexing, are candidates in full;
-files removed since are not listed, so never returned. A table's (Delta, Iceberg)
-"listing" is a snapshot's file list - the latest, or one named for time travel - and its
-partition values are evidence too (:mod:`.known`), decided in the same tree. A column
-that could not be indexed for a file (its values did not convert) leaves that file a
-candidate for that column.
+Files are compared with the source as listed now (:mod:`.listing`): files the index does
+not know, and files whose size or modification time changed since indexing, are
+candidates in full; files removed since are not listed, so never returned. A table's
+(Delta, Iceberg) "listing" is a snapshot's file list - the latest, or one named for time
+travel - and its partition values are evidence too (:mod:`.known`), decided in the same
+tree. A column that could not be indexed for a file (its values did not convert) leaves
+that file a candidate for that column.
 """
 
 from __future__ import annotations
@@ -61,12 +61,12 @@ from bloomskip.index.layout import (
     snapshot_text,
     zone_metadata,
 )
+from bloomskip.index.listing import compare
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.index.zonedata import KEY_SHIFT, ColumnData, load_column
 from bloomskip.prune.engine import Pruner
 from bloomskip.prune.evidence import ColumnEvidence, Proof
 from bloomskip.sources import Source, SourceFile, from_json
-from bloomskip.sources.base import unchanged
 
 #: Default limit on the compounded false-positive rate of an IN list.
 MAX_IN_FPP = 0.5
@@ -395,45 +395,15 @@ class ZoneIndex:
         res = QueryResult(self.root, self.version, str(predicate))
         listing: dict[int, SourceFile] | None = None
         known: KnownValues | None = None
-        stale_pruned = 0
-        columns, aliases = self.columns, {}
+        columns, aliases, pruned = self.columns, {}, []
         if check_source:
-            files = store.inside(self.storage, src, src.list())
-            res.snapshot = src.snapshot()
-            schema, aliases = self._binding(src, files)
-            columns = {**self.columns, **{new: self.columns[old] for new, old in aliases.items()}}
-            bound = bind(predicate, schema)
-            part = src.partition_values(files) if res.snapshot is not None else {}
-            types = {n: c.type for n, c in schema.items() if c.type is not None}
-            every = KnownValues(part, types) if part else None
-            rows = {r["path"]: r for r in self.fragments().to_pylist()}
-            listing, slot_of, stale = {}, {}, []
-            for i, f in enumerate(files):
-                res.sizes[src.uri_of(f.path)] = f.size
-                r = rows.get(f.path)
-                if r is None:
-                    stale.append((i, "not indexed"))
-                elif not unchanged(r, f):
-                    stale.append((i, "changed since indexing"))
-                else:
-                    listing[int(r["fragment_id"])] = f
-                    slot_of[int(r["fragment_id"])] = i
-            may = np.ones(len(stale), np.bool_)
-            if every is not None and stale and every.uses(bound):
-                slots = np.array([i for i, _ in stale], dtype=np.int64)
-                may = prune_known(bound, every, len(stale), slots)
-            for (i, why), keep in zip(stale, may, strict=True):
-                path = src.uri_of(files[i].path)
-                if keep:
-                    res.files.append(FileCandidate(path, why))
-                else:
-                    res.skipped.append((path, "partition values"))
-                    stale_pruned += 1
-            fids = np.array(sorted(listing), dtype=np.uint64)
-            if every is not None:
-                known = every.take(np.array([slot_of[int(f)] for f in fids], dtype=np.int64))
-            res.files_total = len(stale) + len(listing)
-            res.rows_total = sum(int(rows[f.path]["num_rows"]) for f in listing.values())
+            seen = compare(self, src, predicate)
+            bound, fids, known, listing = seen.bound, seen.fids, seen.known, seen.fresh
+            columns, aliases, pruned = seen.columns, seen.aliases, seen.pruned
+            res.snapshot, res.sizes, res.rows_total = seen.snapshot, seen.sizes, seen.rows_total
+            res.files.extend(FileCandidate(uri, why) for uri, why in seen.stale)
+            res.skipped.extend((uri, "partition values") for uri in pruned)
+            res.files_total = len(seen.stale) + len(pruned) + len(listing)
         else:
             bound = bind(predicate, self.schema())
             res.notes.append("source not listed: files added or changed since are missed")
@@ -457,9 +427,9 @@ class ZoneIndex:
                 continue
             res.files.append(FileCandidate(path, why, int(r["num_rows"]), zones, fid))
         res.skip_reasons = decided.reasons()
-        if stale_pruned:  # files the index has not seen, ruled out by partition values
+        if pruned:  # files the index has not seen, ruled out by partition values
             why = "partition values"
-            res.skip_reasons[why] = res.skip_reasons.get(why, 0) + stale_pruned
+            res.skip_reasons[why] = res.skip_reasons.get(why, 0) + len(pruned)
         if listing is not None:  # every ruled-out file is named: they are listed anyway
             for fid, why in decided.skipped_items().items():
                 res.skipped.append((src.uri_of(listing[fid].path), why))
@@ -469,33 +439,6 @@ class ZoneIndex:
         res.files.sort(key=lambda f: f.path)
         res.seconds = time.perf_counter() - t0
         return res
-
-    def _binding(
-        self, src: Source, files: list[SourceFile]
-    ) -> tuple[dict[str, Column], dict[str, str]]:
-        """The binding schema, plus a table snapshot's columns the index's schema lacks
-        (added since indexing: may match), and the indexed columns renamed since (new
-        name -> indexed name, matched by field id or physical name)."""
-        schema = self.schema()
-        if src.snapshot() is None:
-            return schema, {}
-        key = b"bloomskip.table_column"  # bloomskip.tables.base.COLUMN_KEY
-        indexed = {
-            (f.metadata or {}).get(key): f.name
-            for f in self.manifest.schema
-            if f.name in self.columns and (f.metadata or {}).get(key) is not None
-        }
-        aliases = {}
-        for f in src.arrow_schema(files):
-            if f.name in schema:
-                continue
-            old = indexed.get((f.metadata or {}).get(key))
-            if old is not None:
-                aliases[f.name] = old
-                schema[f.name] = Column(self.columns[old].arrow_type, f.name)
-            else:
-                schema[f.name] = Column(f.type, f.name)
-        return schema, aliases
 
     # -- status -------------------------------------------------------------------
 
