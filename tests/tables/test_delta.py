@@ -34,6 +34,8 @@ from tests.support.tables import (
 deltalake = pytest.importorskip("deltalake")
 from deltalake import DeltaTable, write_deltalake  # noqa: E402
 
+from bloomskip.tables.delta import DeltaSource  # noqa: E402
+
 PREDICATES = [
     "id IN (1, 5, 250, 777, 999, 123456)",
     "key = 'k3'",
@@ -284,9 +286,25 @@ def test_a_table_made_again_at_the_same_place_is_read_afresh(tmp_path):
     write_deltalake(path, _rows(50, 50, ["a"], 2), mode="append")
     index.build(path, ["id"], idx, zone_rows=10)
     assert index.open(idx).query("id = 60").snapshot == {"table": "delta", "version": 1}
+    _check(path, idx, 1, "id IN (60, 515)")  # version 1 kept open
     shutil.rmtree(path)
     for i in range(3):
         write_deltalake(path, _rows(500 + 10 * i, 10, ["b"], i), mode="append")
     got, res = rows_via_index(idx, "id IN (60, 505, 525)")
     assert res.snapshot == {"table": "delta", "version": 2}
     assert sorted(got.column("id").to_pylist()) == [505, 525]
+    _check(path, idx, 1, "id IN (60, 515)")  # a version kept open before: read afresh too
+
+
+def test_the_latest_snapshot_is_kept_until_a_commit_follows(tmp_path):
+    """Loads of the latest version share one snapshot while the log has no next commit
+    file; a commit is seen at once."""
+    path = str(tmp_path / "kept")
+    write_deltalake(path, _rows(0, 20, ["a"], 1))
+    first = DeltaSource.at(path).loaded()
+    assert DeltaSource.at(path).loaded() is first
+    write_deltalake(path, _rows(20, 20, ["b"], 2), mode="append")
+    second = DeltaSource.at(path).loaded()
+    assert second.id == 1 and len(second.files) == len(first.files) + 1
+    assert DeltaSource.at(path).loaded() is second
+    assert DeltaSource.at(path).as_of(0).loaded().files == first.files

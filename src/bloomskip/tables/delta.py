@@ -16,6 +16,12 @@ decodes them (a keep mask per file, in file row order; rows past the end of a ma
 kept). A deletion vector that matches no data file of the snapshot is an error, never
 ignored. The rows equal those of ``DeltaTable.scan()`` (tests compare them).
 
+Loads are cheap when nothing changed: an opened table and its snapshot are kept per
+URI and version. The latest is reused while the commit file it read is unchanged and
+the log has no next commit file (a commit creates it, put-if-absent) - one stat each;
+otherwise it is moved forward with ``DeltaTable.update_incremental()``. A table deleted
+and written again at the same place has other commit files, so it is read afresh.
+
 Storage: local paths, ``file://`` and the object stores both delta-rs and pyarrow open
 from the same environment variables (``AWS_ENDPOINT_URL``, ``AWS_ALLOW_HTTP``, ...).
 """
@@ -55,11 +61,21 @@ from bloomskip.tables.base import (
 
 LOG_DIR = "_delta_log"
 
-#: Open tables kept between loads: the latest per URI (moved forward with
-#: ``update_incremental``, far cheaper than a fresh load), with the identity of the commit
-#: file it stands on, and some pinned versions.
-_LATEST: OrderedDict[str, tuple[Any, tuple | None]] = OrderedDict()
-_PINNED: OrderedDict[tuple[str, int], Any] = OrderedDict()
+
+@dataclass
+class _Kept:
+    """An open ``DeltaTable``, the commit file identity of its version, its snapshot."""
+
+    dt: Any
+    stamp: tuple | None
+    described: tuple[Snapshot, dict[str, str]] | None = None  # (snapshot, raw paths)
+
+
+#: Open tables kept between loads, each with the identity of the commit file its version
+#: stands on and, once described, its snapshot: the latest per URI (moved forward with
+#: ``update_incremental``, far cheaper than a fresh load) and some pinned versions.
+_LATEST: OrderedDict[str, _Kept] = OrderedDict()
+_PINNED: OrderedDict[tuple[str, int], _Kept] = OrderedDict()
 _KEEP = 16
 _LOCK = threading.Lock()
 
@@ -78,21 +94,6 @@ def _open(uri: str, version: int | None) -> Any:
     except Exception as e:  # TableNotFoundError, DeltaError, OSError...
         at = "" if version is None else f" at version {version}"
         raise SourceError(f"{uri}: cannot open the Delta table{at}: {first_line(e)}") from None
-
-
-def _pinned(uri: str, version: int | None) -> Any:
-    """A table at ``version`` (None: a fresh load of the latest); kept for reuse."""
-    if version is None:
-        return _open(uri, None)
-    with _LOCK:
-        dt = _PINNED.get((uri, version))
-        if dt is not None:
-            _PINNED.move_to_end((uri, version))
-            return dt
-    dt = _open(uri, version)
-    with _LOCK:
-        _remember(_PINNED, (uri, version), dt)
-    return dt
 
 
 def require_deltalake() -> Any:
@@ -157,31 +158,71 @@ class DeltaSource(TableSource):
 
     def table(self) -> Any:
         """The ``deltalake.DeltaTable`` at the version this source reads."""
-        return _pinned(self.uri, self.loaded().id)
+        return self._pinned(self.loaded().id).dt
+
+    def _pinned(self, version: int) -> _Kept:
+        """The table at ``version``, kept for reuse while its commit file is the same."""
+        stamp = self._commit_stamp(version)
+        with _LOCK:
+            kept = _PINNED.get((self.uri, version))
+            if kept is not None and stamp is not None and kept.stamp == stamp:
+                _PINNED.move_to_end((self.uri, version))
+                return kept
+        kept = _Kept(_open(self.uri, version), stamp)
+        with _LOCK:
+            _remember(_PINNED, (self.uri, version), kept)
+        return kept
 
     def _load(self) -> Snapshot:
         if self.version is not None:
-            dt = _pinned(self.uri, self.version)
+            kept = self._pinned(self.version)
             with _LOCK:
-                return self._describe(dt)
+                return self._use(kept)
         with _LOCK:  # the latest: one table kept per URI, brought forward incrementally
             kept = _LATEST.get(self.uri)
-            dt = None
-            if kept is not None and self._commit_stamp(kept[0].version()) == kept[1]:
-                dt = kept[0]  # the commit it stands on is the one it read: the same table
-                try:
-                    dt.update_incremental()
-                except Exception:
-                    dt = None
-            if dt is None:
+            if (
+                kept is not None
+                and kept.stamp is not None
+                and kept.stamp == self._commit_stamp(kept.dt.version())
+            ):
+                # The commit it stands on is the one it read: the same table. No commit
+                # file after it (a commit creates the next one, put-if-absent): the latest.
+                version = kept.dt.version()
+                if kept.described is None or not self._no_commit(version + 1):
+                    try:
+                        kept.dt.update_incremental()
+                    except Exception:
+                        kept = None
+                if kept is not None and kept.dt.version() != version:
+                    kept = _Kept(kept.dt, self._commit_stamp(kept.dt.version()))
+            else:
+                kept = None
+            if kept is None:
                 dt = _open(self.uri, None)
-            _remember(_LATEST, self.uri, (dt, self._commit_stamp(dt.version())))
-            return self._describe(dt)
+                kept = _Kept(dt, self._commit_stamp(dt.version()))
+            _remember(_LATEST, self.uri, kept)
+            return self._use(kept)
+
+    def _use(self, kept: _Kept) -> Snapshot:
+        """``kept``'s snapshot (described once per version), now this source's."""
+        if kept.described is None:
+            kept.described = self._describe(kept.dt)
+        snap, raw_paths = kept.described
+        self._state["raw_paths"] = raw_paths
+        return snap
+
+    def _no_commit(self, version: int) -> bool:
+        """True only if the log has no commit file of ``version`` (an error: not known)."""
+        path = f"{self.files().paths[0].rstrip('/')}/{LOG_DIR}/{int(version):020d}.json"
+        try:
+            return self.files().stat(path) is None
+        except (OSError, BloomskipError):
+            return False
 
     def _commit_stamp(self, version: int) -> tuple | None:
-        """The identity (size, mtime, ETag) of the log's commit file of ``version``: a
-        table deleted and made again at the same place has other commit files, so a
-        table kept open is only moved forward while its last commit is still there."""
+        """The identity (size, mtime, ETag) of the log's commit file of ``version`` (None:
+        absent): a table deleted and made again at the same place has other commit
+        files, so a table kept open is only reused while its commit is still there."""
         path = f"{self.files().paths[0].rstrip('/')}/{LOG_DIR}/{int(version):020d}.json"
         try:
             found = self.files().stat(path)
@@ -189,8 +230,9 @@ class DeltaSource(TableSource):
             return None
         return None if found is None else (found.size, found.mtime_ns, found.etag)
 
-    def _describe(self, dt: Any) -> Snapshot:
-        """The snapshot ``dt`` is at (read at once: ``dt`` may move on later)."""
+    def _describe(self, dt: Any) -> tuple[Snapshot, dict[str, str]]:
+        """The snapshot ``dt`` is at (read at once: ``dt`` may move on later), and each
+        data file's path as its add action writes it."""
         try:
             version = int(dt.version())
             schema = pa.schema(dt.schema().to_arrow())
@@ -245,9 +287,8 @@ class DeltaSource(TableSource):
                 )
             )
         files.sort(key=lambda f: f.path)
-        self._state["raw_paths"] = by_raw
         ref = {"table": "delta", "version": version}
-        return Snapshot(ref, version, schema, columns, tuple(files))
+        return Snapshot(ref, version, schema, columns, tuple(files)), by_raw
 
     def _fs_path(self, fs: FileSource, raw: str) -> str:
         """A data file's path in the table's file system, from the add action's path
