@@ -18,24 +18,44 @@ from bloomskip.sbbf.kernels import _check_one, _insert_one
 _U64 = np.uint64
 
 
-def sort_runs_count_distinct(hashes, bounds, ndv):
-    """Sort each run ``hashes[bounds[z]:bounds[z+1]]`` in place; ``ndv[z]`` = its
-    distinct count. Sorted runs also make the inserts walk blocks in order, and a
-    later stable (merge) sort of the whole array cheap. numpy's sort (SIMD) is ~10x
-    numba's here, so only the counting is compiled."""
-    for z in range(bounds.shape[0] - 1):
-        hashes[bounds[z] : bounds[z + 1]].sort()
-    _count_runs(hashes, bounds, ndv)
-
-
 @njit(**KERNEL)
-def _count_runs(hashes, bounds, ndv):
+def count_runs(hashes, bounds, ndv, multiplier):
+    """``ndv[z]`` = the distinct values of run ``hashes[bounds[z]:bounds[z+1]]``, in one
+    pass per run: the open-addressing set of :func:`bloomskip.sbbf.kernels.count_distinct`
+    (load <= 1/2, 0 counted apart, home slot from the caller's random odd
+    ``multiplier``), allocated once for the longest run and emptied slot by slot."""
+    longest = 0
     for z in range(bounds.shape[0] - 1):
-        n = 0
+        longest = max(longest, bounds[z + 1] - bounds[z])
+    bits = 1
+    while (1 << bits) < 2 * longest:
+        bits += 1
+    shift = _U64(64 - bits)
+    mask = _U64((1 << bits) - 1)
+    table = np.zeros(1 << bits, np.uint64)
+    used = np.empty(max(longest, 1), np.int64)
+    for z in range(bounds.shape[0] - 1):
+        count = 0
+        zero = 0
         for i in range(bounds[z], bounds[z + 1]):
-            if i == bounds[z] or hashes[i] != hashes[i - 1]:
-                n += 1
-        ndv[z] = n
+            h = hashes[i]
+            if h == 0:
+                zero = 1
+                continue
+            j = (h * multiplier) >> shift
+            while True:
+                t = table[j]
+                if t == h:
+                    break
+                if t == 0:
+                    table[j] = h
+                    used[count] = j
+                    count += 1
+                    break
+                j = (j + _U64(1)) & mask
+        for k in range(count):
+            table[used[k]] = 0
+        ndv[z] = count + zero
 
 
 @njit(**KERNEL)
