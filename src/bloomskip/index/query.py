@@ -38,12 +38,14 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partialmethod
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bloomskip._json import attributes
 from bloomskip.errors import CorruptFileError, InvalidParameterError
 from bloomskip.expr.bind import Column, bind, referenced
 from bloomskip.expr.expressions import BoundReference, Expression
@@ -88,14 +90,8 @@ class FileCandidate:
             return self.num_rows
         return sum(n for _, n in self.zones)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "reason": self.reason,
-            "fragment_id": self.fragment_id,
-            "num_rows": self.num_rows,
-            "zones": None if self.zones is None else [list(z) for z in self.zones],
-        }
+    #: Its JSON, in the key order ``index query --json`` has always printed.
+    to_json = partialmethod(attributes, "path reason fragment_id num_rows zones")
 
 
 @dataclass

@@ -62,12 +62,14 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from functools import partialmethod
 from typing import Any, BinaryIO, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bloomskip._json import attributes
 from bloomskip.errors import (
     InvalidParameterError,
 )
@@ -142,21 +144,12 @@ class AddResult:
         """Bytes of headers and bitsets written."""
         return sum(f.length for f in self.added)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary (what ``bloomskip add-bloom --json`` prints)."""
-        return {
-            "source": self.source,
-            "path": self.path,
-            "rewritten": self.rewritten,
-            "rows": self.rows,
-            "row_groups": self.row_groups,
-            "filters_added": self.filters_added,
-            "filter_bytes": self.filter_bytes,
-            "bytes_added": self.bytes_added,
-            "seconds": round(self.seconds, 6),
-            "added": [asdict(f) for f in self.added],
-            "skipped": [asdict(s) for s in self.skipped],
-        }
+    #: A JSON-ready summary (what ``bloomskip add-bloom --json`` prints).
+    to_dict = partialmethod(
+        attributes,
+        "source path rewritten rows row_groups filters_added filter_bytes bytes_added "
+        "seconds:6 added skipped",
+    )
 
     def to_text(self) -> str:
         """What ``bloomskip add-bloom`` prints: a summary, filters per column, skips."""
