@@ -190,7 +190,7 @@ def test_zone_distinct_counts_are_exact(runs, multiplier):
     share low or high bits, whatever the hash set's multiplier."""
     import numpy as np
 
-    from bloomskip.index.kernels import count_runs
+    from bloomskip.sbbf.kernels import count_runs
 
     hashes = np.array([h for r in runs for h in r], dtype=np.uint64)
     bounds = np.concatenate([[0], np.cumsum([len(r) for r in runs])]).astype(np.int64)

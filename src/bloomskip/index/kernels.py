@@ -19,46 +19,6 @@ _U64 = np.uint64
 
 
 @njit(**KERNEL)
-def count_runs(hashes, bounds, ndv, multiplier):
-    """``ndv[z]`` = the distinct values of run ``hashes[bounds[z]:bounds[z+1]]``, in one
-    pass per run: the open-addressing set of :func:`bloomskip.sbbf.kernels.count_distinct`
-    (load <= 1/2, 0 counted apart, home slot from the caller's random odd
-    ``multiplier``), allocated once for the longest run and emptied slot by slot."""
-    longest = 0
-    for z in range(bounds.shape[0] - 1):
-        longest = max(longest, bounds[z + 1] - bounds[z])
-    bits = 1
-    while (1 << bits) < 2 * longest:
-        bits += 1
-    shift = _U64(64 - bits)
-    mask = _U64((1 << bits) - 1)
-    table = np.zeros(1 << bits, np.uint64)
-    used = np.empty(max(longest, 1), np.int64)
-    for z in range(bounds.shape[0] - 1):
-        count = 0
-        zero = 0
-        for i in range(bounds[z], bounds[z + 1]):
-            h = hashes[i]
-            if h == 0:
-                zero = 1
-                continue
-            j = (h * multiplier) >> shift
-            while True:
-                t = table[j]
-                if t == h:
-                    break
-                if t == 0:
-                    table[j] = h
-                    used[count] = j
-                    count += 1
-                    break
-                j = (j + _U64(1)) & mask
-        for k in range(count):
-            table[used[k]] = 0
-        ndv[z] = count + zero
-
-
-@njit(**KERNEL)
 def insert_runs(words, offsets, sizes, hashes, bounds):
     """Insert run ``z`` of ``hashes`` (``bounds`` as above) into zone filter ``z``."""
     for z in range(bounds.shape[0] - 1):

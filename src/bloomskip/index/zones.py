@@ -41,6 +41,7 @@ from bloomskip.sbbf.sizing import putze_num_bytes
 from bloomskip.sources.base import Source, SourceFile
 
 kernels = lazy("bloomskip.index.kernels")
+sbbf_kernels = lazy("bloomskip.sbbf.kernels")
 
 _MAX_CHUNK_BYTES = 1 << 30  # binary arrays use int32 offsets
 
@@ -171,7 +172,7 @@ def _column_zones(
     counts = np.diff(nonnull)
     z = lengths.shape[0]
     ndv = np.zeros(z, dtype=np.uint64)
-    kernels.count_runs(hashes, nonnull, ndv, odd_multiplier())
+    sbbf_kernels.count_runs(hashes, nonnull, ndv, odd_multiplier())
     if col.sizing == "exact":
         sizes = np.array([putze_num_bytes(int(n), col.fpp) for n in ndv], dtype=np.int64)
     else:

@@ -108,5 +108,34 @@ class Source(ABC):
         (Lance's); None: the index numbers files itself."""
         return None
 
+    # -- tables (Delta Lake, Iceberg): snapshots, partitions ---------------------------
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """The table snapshot :meth:`list` reads (``{"table": "delta", "version": N}``,
+        ``{"table": "iceberg", "snapshot_id": N}``), as an index manifest records it; None
+        for sources that are not tables."""
+        return None
+
+    def as_of(self, ref: int) -> Source:
+        """The same table at the snapshot ``ref`` (a Delta version, an Iceberg snapshot
+        id): time travel. Only tables have snapshots."""
+        from bloomskip.errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"{self.uri} is not a table: it has no versions or snapshots to read as of {ref}"
+        )
+
+    def following(self, schema: pa.Schema) -> Source:
+        """This source reading the columns of ``schema`` (an index's, from an earlier
+        snapshot) under the names they had there: a table column renamed since is found
+        by its field id (Iceberg) or physical name (Delta column mapping)."""
+        return self
+
+    def partition_values(self, listing: Sequence[SourceFile]) -> dict[str, pa.Array]:
+        """Columns every row of a file holds one value of (a table's identity partition
+        columns): per column, an Arrow array with each file's value, in the order of
+        ``listing``. Empty for sources without partitions."""
+        return {}
+
 
 __all__ = ["IndexRead", "Source", "SourceFile", "unchanged"]
