@@ -24,7 +24,7 @@ from bloomskip.sources.base import IndexRead, Source, SourceFile
 from bloomskip.sources.files import FileSource
 
 #: Dataset kinds: the name a manifest records, and ``module:class`` of the source. Each
-#: class has ``claims(path) -> bool``, ``at(path)`` and ``from_json(data)``.
+#: class is a :class:`~bloomskip.sources.base.DatasetSource` (``claims``, ``at``, ``from_json``).
 DATASETS = {
     "lance": "bloomskip.lance.source:LanceSource",
     "delta": "bloomskip.tables.delta:DeltaSource",

@@ -15,8 +15,9 @@ timestamp granularity cannot be told apart; the docs say so.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -138,4 +139,27 @@ class Source(ABC):
         return {}
 
 
-__all__ = ["IndexRead", "Source", "SourceFile", "unchanged"]
+class DatasetSource(Source):
+    """A dataset kind of :data:`bloomskip.sources.DATASETS` (Lance, Delta, Iceberg): a
+    directory or URI it recognises (``recognise``), named by one normalised ``uri``
+    (``normalise``), which is also all a manifest records to find it again."""
+
+    #: ``recognise(path) -> bool``: is ``path`` a dataset of this kind?
+    recognise: ClassVar[Callable[[str | os.PathLike], bool]]
+    #: ``normalise(path) -> str``: the URI the source records for ``path``.
+    normalise: ClassVar[Callable[[str], str]]
+
+    @classmethod
+    def claims(cls, path: str | os.PathLike) -> bool:
+        return cls.recognise(path)
+
+    @classmethod
+    def at(cls, path: str) -> Source:
+        return cls(uri=cls.normalise(path))  # type: ignore[call-arg]
+
+    @classmethod
+    def from_json(cls, data: dict) -> Source:
+        return cls.at(data["uri"])
+
+
+__all__ = ["DatasetSource", "IndexRead", "Source", "SourceFile", "unchanged"]

@@ -23,8 +23,9 @@ names below are imported on first use.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from bloomskip._lazy import exports
 
 _EXPORTS = {
     "DeltaSource": "delta",
@@ -36,11 +37,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'bloomskip.tables' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"bloomskip.tables.{module}"), name)
+__getattr__ = exports(__name__, _EXPORTS)
 
 
 def open_table(path: str, as_of: int | None = None) -> Any:

@@ -48,7 +48,7 @@ from bloomskip.errors import (
     SourceError,
 )
 from bloomskip.formats.ranges import merge_ranges, overlap
-from bloomskip.sources.base import IndexRead, Source, SourceFile
+from bloomskip.sources.base import DatasetSource, IndexRead, SourceFile
 from bloomskip.sources.files import FileSource
 
 #: Arrow types whose partition values are compared for partition pruning: equality of
@@ -133,7 +133,7 @@ def normalize_schema(schema: pa.Schema) -> pa.Schema:
 
 
 @dataclass(frozen=True)
-class TableSource(Source):
+class TableSource(DatasetSource):
     """A table (Delta Lake, Iceberg) at one snapshot: ``version`` None is the latest when
     first used, then pinned."""
 

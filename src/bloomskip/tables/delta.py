@@ -40,10 +40,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from bloomskip._lazy import require
 from bloomskip.errors import (
     BloomskipError,
     CorruptFileError,
-    MissingDependencyError,
     SourceError,
     UnsupportedFileError,
 )
@@ -98,13 +98,7 @@ def _open(uri: str, version: int | None) -> Any:
 
 def require_deltalake() -> Any:
     """The ``deltalake`` module, or a typed error saying how to get it."""
-    try:
-        import deltalake
-    except ImportError as e:
-        raise MissingDependencyError(
-            f"reading Delta tables needs deltalake: pip install 'bloomskip[tables]' ({e})"
-        ) from None
-    return deltalake
+    return require("deltalake", "reading Delta tables", "tables")
 
 
 def is_delta_table(path: str | os.PathLike) -> bool:
@@ -138,17 +132,8 @@ class DeltaSource(TableSource):
 
     kind = "delta"
 
-    @staticmethod
-    def claims(path: str | os.PathLike) -> bool:
-        return is_delta_table(path)
-
-    @classmethod
-    def at(cls, path: str) -> DeltaSource:
-        return cls(uri=table_uri(path))
-
-    @classmethod
-    def from_json(cls, data: dict) -> DeltaSource:
-        return cls.at(data["uri"])
+    recognise = staticmethod(is_delta_table)
+    normalise = staticmethod(table_uri)
 
     def files(self) -> FileSource:
         fs = self._state.get("files")

@@ -40,6 +40,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from bloomskip._lazy import require
 from bloomskip.errors import (
     InvalidParameterError,
     MissingDependencyError,
@@ -67,13 +68,7 @@ _CATALOGS_LOCK = threading.Lock()
 
 def require_pyiceberg() -> Any:
     """The ``pyiceberg`` module, or a typed error saying how to get it."""
-    try:
-        import pyiceberg
-    except ImportError as e:
-        raise MissingDependencyError(
-            f"reading Iceberg tables needs pyiceberg: pip install 'bloomskip[tables]' ({e})"
-        ) from None
-    return pyiceberg
+    return require("pyiceberg", "reading Iceberg tables", "tables")
 
 
 def configure_catalog(name: str, **properties: str) -> None:
@@ -143,17 +138,8 @@ class IcebergSource(TableSource):
 
     kind = "iceberg"
 
-    @staticmethod
-    def claims(path: str | os.PathLike) -> bool:
-        return is_iceberg_table(path)
-
-    @classmethod
-    def at(cls, path: str) -> IcebergSource:
-        return cls(uri=table_location(path))
-
-    @classmethod
-    def from_json(cls, data: dict) -> IcebergSource:
-        return cls.at(data["uri"])
+    recognise = staticmethod(is_iceberg_table)
+    normalise = staticmethod(table_location)
 
     def table(self) -> Any:
         """The pyiceberg table (from its catalog, or its metadata file)."""
