@@ -549,8 +549,8 @@ def test_another_engine_running_the_tasks_gives_the_same_zones(lake, tmp_path):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from bloomskip.index.build import LocalRunner
     from bloomskip.index.parts import run_task
+    from bloomskip.index.runner import LocalRunner
 
     class InProcesses(LocalRunner):
         def index(self, storage, source, tasks, columns, zoning):

@@ -36,9 +36,10 @@ import numpy as np
 import pyarrow as pa
 
 from bloomskip.errors import SparkJobError
-from bloomskip.index.build import BuildReport, Task, build, refresh
+from bloomskip.index.build import BuildReport, build, refresh
 from bloomskip.index.layout import DEFAULT_FPP, DEFAULT_ZONE_ROWS, ColumnIndex, Zoning
 from bloomskip.index.parts import TaskResult, run_task
+from bloomskip.index.runner import Task
 from bloomskip.index.serving import SlabJob, build_slab
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.sources import Source
@@ -104,7 +105,7 @@ def refresh_index(
 
 
 class SparkRunner:
-    """A :class:`~bloomskip.index.build.Runner` on Spark: tasks and slabs as jobs."""
+    """A :class:`~bloomskip.index.runner.Runner` on Spark: tasks and slabs as jobs."""
 
     def __init__(self, spark, *, tasks: int | None = None, task_hook: TaskHook | None = None):
         self.spark, self.tasks, self.hook = spark, tasks, task_hook
