@@ -31,7 +31,7 @@ import pytest
 
 from bloomskip import index
 from bloomskip.cli import main
-from bloomskip.index import integrity
+from bloomskip.index import integrity, tables
 from bloomskip.parquet.write import add_bloom_filters
 
 DEEP = "(" * 3000 + "n = 1" + ")" * 3000
@@ -95,7 +95,8 @@ def world(tmp_path_factory) -> Iterator[dict[str, str]]:
 
 def _damaged_indexes(d: Path) -> None:
     """Copies of the index: a slab zeroed, the manifest a link, a forged source, and the
-    fragment table damaged (issue 17: the index's own files are untrusted too)."""
+    fragment table replaced by another's bytes (issue 17: the index's own files are
+    untrusted too)."""
     m = index.open(d / "idx").manifest
     seg = m.columns["id"].segments[0]
     for name in ("damaged", "linked", "forged", "tables"):
@@ -110,10 +111,9 @@ def _damaged_indexes(d: Path) -> None:
     doc["source"]["paths"] = [True]
     doc["checksum"] = integrity.json_checksum(doc)
     forged.write_text(json.dumps(doc))
-    table = d / "tables.idx" / m.fragments
-    data = bytearray(table.read_bytes())
-    data[len(data) // 3] ^= 0x40
-    table.write_bytes(bytes(data))
+    table = d / "tables.idx" / m.fragments  # another table's bytes (checksums its own)
+    other = tables.encode(pq.read_table(table), "fragments/" + "0" * 32 + ".parquet")
+    table.write_bytes(other.to_pybytes())
 
 
 def _argv(template: tuple[str, ...], world: dict[str, str]) -> list[str]:
@@ -339,7 +339,7 @@ REFUSED: list[tuple[str, tuple[str, ...], str]] = [
     ("vacuum-linked-manifest", ("index", "vacuum", "{linked}", "--keep", "1"), "not a regular"),
     ("query-forged-source", ("index", "query", "{forged}", "id = 'u1'"), "source is malformed"),
     ("refresh-forged-source", ("index", "refresh", "{forged}"), "source is malformed"),
-    ("status-damaged-table", ("index", "status", "{tables}"), "unreadable index table"),
+    ("status-damaged-table", ("index", "status", "{tables}"), "fails its checksum"),
     ("index-action", ("index", "drop", "{index}"), "invalid choice"),
     # demo: refused before any lake is generated or Spark started
     ("demo-files-0", ("demo", "--files", "0"), "file count"),
