@@ -282,7 +282,7 @@ REFUSED: list[tuple[str, tuple[str, ...], str]] = [
     ("build-source-missing", ("index", "build", "{missing}", "{newindex}", "-c", "id"), "missing"),
     ("build-source-socket", ("index", "build", "{sock}", "{newindex}", "-c", "id"), "socket"),
     ("build-index-file", ("index", "build", "{lake}", "{parquet}", "-c", "id"), "a file"),
-    ("build-index-uri", ("index", "build", "{lake}", "s3://b/x", "-c", "id"), "local"),
+    ("build-index-uri", ("index", "build", "{lake}", "ftp://b/x", "-c", "id"), "not a store"),
     ("build-empty-dir", ("index", "build", "{dir}", "{newindex}", "-c", "id"), "no readable"),
     ("build-fpp-tiny", (*BUILD, "--fpp", "1e-300"), "fpp"),
     ("build-fpp-one", (*BUILD, "--fpp", "1"), "fpp"),

@@ -132,6 +132,21 @@ def test_build_refresh_query_status_vacuum(lake):
     lake.check(lake.values("p4.parquet", "p3.parquet"))
 
 
+def test_the_command_line_builds_and_queries_an_index_on_the_store(lake, capsys):
+    import json
+
+    from bloomskip.cli import main
+
+    for i in range(2):
+        lake.write(f"p{i}.parquet", i)
+    assert main(["index", "build", lake.root, lake.index, "-c", "uid", "--zone-rows", "500"]) == 0
+    capsys.readouterr()
+    value = lake.values("p1.parquet")[0]
+    assert main(["index", "query", lake.index, f"uid = {value}", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert [os.path.basename(f["path"]) for f in got["files"]] == ["p1.parquet"]
+
+
 def test_a_commit_that_dies_before_its_manifest_leaves_the_previous_version(lake, monkeypatch):
     for i in range(3):
         lake.write(f"p{i}.parquet", i)
