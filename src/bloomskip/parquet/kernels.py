@@ -16,16 +16,74 @@ from bloomskip._numba import KERNEL
 def skip_struct(buf, pos, end, depth, max_depth):  # pragma: no cover - compiled
     """Validate the struct at ``pos`` as the decoder would and return the position after
     it, or -1 if the decoder would raise. Iterative, with an explicit stack."""
-    cap = max_depth + 4
-    kind = np.empty(cap, np.int64)  # 0 struct, 1 list/set, 2 map
-    left = np.empty(cap, np.int64)  # elements (lists) or keys+values (maps) left
-    t1 = np.empty(cap, np.int64)  # element / key type
-    t2 = np.empty(cap, np.int64)  # value type
-    lvl = np.empty(cap, np.int64)  # the decoder's depth of the frame
-    sp = 0
     if depth > max_depth:
         return -1
-    kind[0], lvl[0] = 0, depth
+    return _skip(buf, pos, end, depth, max_depth, 0, new_stack(max_depth))
+
+
+@njit(cache=True, nogil=True)
+def new_stack(max_depth):  # pragma: no cover - compiled
+    """Scratch room for :func:`skip_value` (reused across calls: no allocation each)."""
+    return np.empty((5, max_depth + 4), np.int64)
+
+
+@njit(cache=True, nogil=True)
+def skip_value(buf, pos, end, t, depth, max_depth, stack):  # pragma: no cover - compiled
+    """Validate the value of type ``t`` of a field of a struct at ``depth`` as the decoder
+    would; the position after it, or -1. ``stack`` is from :func:`new_stack`."""
+    if t == 1 or t == 2:
+        return pos  # a struct's boolean lives in the type nibble
+    if t >= 3 and t <= 8:
+        return _scalar(buf, pos, end, t)
+    return _skip(buf, pos, end, depth, max_depth, t, stack)
+
+
+@njit(cache=True, nogil=True)
+def _scalar(buf, pos, end, t):  # pragma: no cover - compiled
+    """Skip a BYTE, I16, I32, I64, DOUBLE or BINARY value; the position after, or -1."""
+    if t == 3:
+        return pos + 1 if pos < end else -1
+    if t == 7:
+        return pos + 8 if pos + 8 <= end else -1
+    v = np.uint64(0)
+    shift = 0
+    while True:
+        if pos >= end or shift > 63:
+            return -1
+        b = buf[pos]
+        pos += 1
+        if shift == 63 and (b & 0x7F) > 1:  # bits past 64: the decoder sees them
+            return -1
+        v |= np.uint64(b & 0x7F) << np.uint64(shift)
+        if b < 0x80:
+            break
+        shift += 7
+    if t == 8:  # a length, then the bytes
+        if v > np.uint64(end) or pos + np.int64(v) > end:
+            return -1
+        return pos + np.int64(v)
+    bits = 16 if t == 4 else (32 if t == 5 else 64)
+    if shift > 0 and bits < 64 and v >= np.uint64(1) << np.uint64(bits):
+        return -1
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def _skip(buf, pos, end, depth, max_depth, first, stack):  # pragma: no cover - compiled
+    """The walk of :func:`skip_struct` (``first`` 0) or :func:`skip_value` (``first`` the
+    value's type: a one-element list frame at the struct's depth reads it as the struct
+    would)."""
+    cap = stack.shape[1]
+    kind = stack[0]  # 0 struct, 1 list/set, 2 map
+    left = stack[1]  # elements (lists) or keys+values (maps) left
+    t1 = stack[2]  # element / key type
+    t2 = stack[3]  # value type
+    lvl = stack[4]  # the decoder's depth of the frame
+    sp = 0
+    if first == 0:
+        kind[0], lvl[0] = 0, depth
+    else:
+        kind[0], left[0], t1[0], lvl[0] = 1, 1, first, depth
     sp = 1
     while sp > 0:
         top = sp - 1
@@ -47,6 +105,8 @@ def skip_struct(buf, pos, end, depth, max_depth):  # pragma: no cover - compiled
                         return -1
                     b = buf[pos]
                     pos += 1
+                    if shift == 63 and (b & 0x7F) > 1:  # bits past 64: the decoder sees them
+                        return -1
                     v |= np.uint64(b & 0x7F) << np.uint64(shift)
                     if b < 0x80:
                         break
@@ -70,32 +130,11 @@ def skip_struct(buf, pos, end, depth, max_depth):  # pragma: no cover - compiled
                 pos += 1
                 continue
         # a value of type t
-        if t == 3:
-            if pos >= end:
+        if t >= 3 and t <= 8:
+            pos = _scalar(buf, pos, end, t)
+            if pos < 0:
                 return -1
-            pos += 1
-        elif t == 4 or t == 5 or t == 6:
-            bits = 16 if t == 4 else (32 if t == 5 else 64)
-            v = np.uint64(0)
-            shift = 0
-            while True:
-                if pos >= end or shift > 63:
-                    return -1
-                b = buf[pos]
-                pos += 1
-                if shift == 63 and (b & 0x7F) > 1:
-                    return -1
-                v |= np.uint64(b & 0x7F) << np.uint64(shift)
-                if b < 0x80:
-                    break
-                shift += 7
-            if shift > 0 and bits < 64 and v >= np.uint64(1) << np.uint64(bits):
-                return -1
-        elif t == 7:
-            if pos + 8 > end:
-                return -1
-            pos += 8
-        elif t == 8 or t == 9 or t == 10 or t == 11:
+        elif t == 9 or t == 10 or t == 11:
             if t == 9 or t == 10:
                 if pos >= end:
                     return -1
@@ -105,7 +144,7 @@ def skip_struct(buf, pos, end, depth, max_depth):  # pragma: no cover - compiled
                 et = np.int64(h & 0x0F)
             else:
                 n = np.int64(0)
-            if (t != 9 and t != 10) or n == 15:
+            if t == 11 or n == 15:
                 u = np.uint64(0)
                 shift = 0
                 while True:
@@ -113,6 +152,8 @@ def skip_struct(buf, pos, end, depth, max_depth):  # pragma: no cover - compiled
                         return -1
                     b = buf[pos]
                     pos += 1
+                    if shift == 63 and (b & 0x7F) > 1:  # bits past 64: the decoder sees them
+                        return -1
                     u |= np.uint64(b & 0x7F) << np.uint64(shift)
                     if b < 0x80:
                         break
@@ -120,11 +161,7 @@ def skip_struct(buf, pos, end, depth, max_depth):  # pragma: no cover - compiled
                 if u > np.uint64(end):
                     return -1
                 n = np.int64(u)
-            if t == 8:
-                if pos + n > end:
-                    return -1
-                pos += n
-            elif t == 9 or t == 10:
+            if t == 9 or t == 10:
                 if et < 1 or et > 12 or n > end - pos or nd + 1 > max_depth or sp >= cap:
                     return -1
                 kind[sp], left[sp], t1[sp], lvl[sp] = 1, n, et, nd + 1
