@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from bloomskip.errors import BloomskipError
-from bloomskip.parquet import chunks, probe, prune
+from bloomskip.parquet import chunks, filters, probe, prune
 from bloomskip.parquet.footer import read_footer
 from bloomskip.parquet.thrift import (
     BINARY,
@@ -91,10 +91,12 @@ def outcome(call, *args, **kw) -> str:
 
 
 def both(monkeypatch, call, *args, **kw) -> tuple[str, str]:
-    """The outcome through the compiled reader, and through the structs."""
+    """The outcome through the compiled reader (and filters read in batches), and
+    through the structs (and every filter loaded one by one)."""
     fast = outcome(call, *args, **kw)
     with monkeypatch.context() as m:
         m.setattr(chunks, "_open_plaintext", lambda *args: None)
+        m.setattr(filters, "MAX_READ", 0)  # no filter is read in a batch
         slow = outcome(call, *args, **kw)
     return fast, slow
 
@@ -104,6 +106,16 @@ def agree(monkeypatch, path: Path, predicate: str, **kw) -> None:
     assert fast == slow, (path.name, predicate)
     given = outcome(prune, path, predicate, footer=read_footer(path), **kw)
     assert fast == given, (path.name, predicate)
+
+
+def test_layouts_agree():
+    """The row layout of the arrays is written twice: in the kernels, and numba-free."""
+    from bloomskip.parquet import chunkkernels
+
+    names = ("F_START", "F_END", "F_META", "F_STATS", "F_NULLS_OK", "F_NULLS", "META_INTS",
+             "F_INTS", "META_SPANS", "F_SPANS", "BOUND_FIELDS", "F_BOUNDS", "NF")  # fmt: skip
+    for name in names:
+        assert getattr(chunks, name) == getattr(chunkkernels, name), name
 
 
 def test_real_files_agree(seed, tmp_path, monkeypatch):

@@ -26,16 +26,25 @@ from bloomskip.parquet.kernels import new_stack, skip_value
 #: Deepest Thrift nesting (:data:`bloomskip.parquet.thrift.MAX_DEPTH`).
 MAX_DEPTH = 64
 
-# One row of the output per (row group, wanted column).
+# One row of integers per row group for a column (the same layout in :mod:`.chunks`).
 F_START, F_END = 0, 1  # the ColumnChunk struct's bytes
 F_META = 2  # 1: ColumnMetaData (field 3) is a struct
-F_NUM_VALUES_OK, F_NUM_VALUES = 3, 4  # ColumnMetaData.num_values (5), an integer
-F_STATS = 5  # 1: ColumnMetaData.statistics (12) is a struct
-F_NULLS_OK, F_NULLS = 6, 7  # Statistics.null_count (3): an integer or a boolean
+F_STATS = 3  # 1: ColumnMetaData.statistics (12) is a struct
+F_NULLS_OK, F_NULLS = 4, 5  # Statistics.null_count (3): an integer or a boolean
+#: Integer fields of ColumnMetaData: num_values, bloom_filter_offset,
+#: bloom_filter_length, codec, total_compressed_size, data_page_offset,
+#: dictionary_page_offset; for each a kind (0 absent, 1 integer, 2 another type) and
+#: the value.
+META_INTS = (5, 14, 15, 4, 7, 9, 11)
+F_INTS = 6
+#: Fields of ColumnMetaData decoded when needed: encoding_stats, encodings; for each,
+#: its Thrift type plus one (0: absent) and where its value starts.
+META_SPANS = (13, 2)
+F_SPANS = F_INTS + 2 * len(META_INTS)
 #: Statistics fields min_value (6), max_value (5), min (2), max (1): for each, a kind
 #: (0 absent, 1 binary, 2 another type), the position of its bytes and their length.
 BOUND_FIELDS = (6, 5, 2, 1)
-F_BOUNDS = 8
+F_BOUNDS = F_SPANS + 2 * len(META_SPANS)
 NF = F_BOUNDS + 3 * len(BOUND_FIELDS)
 
 # Codes returned for what the slow path refuses.
@@ -258,9 +267,10 @@ def _chunk(buf, pos, end, row, stack):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _metadata(buf, pos, end, row, stack):  # pragma: no cover - compiled
-    """A ColumnMetaData struct (depth 5): num_values and the statistics."""
+    """A ColumnMetaData struct (depth 5): the integers of :data:`META_INTS`, the
+    statistics."""
     last = 0
-    values_seen = stats_seen = False
+    stats_seen = False
     while True:
         t, fid, pos = _header(buf, pos, end, last)
         if t == -1:
@@ -268,14 +278,21 @@ def _metadata(buf, pos, end, row, stack):  # pragma: no cover - compiled
         if t == -2:
             return -1
         last = fid
-        if fid == 5 and not values_seen:
-            values_seen = True
+        k = -1
+        for i in range(len(META_INTS)):
+            if META_INTS[i] == fid:
+                k = F_INTS + 2 * i
+        if k >= 0 and row[k] == 0:
             if t == 3 or t == 4 or t == 5 or t == 6:
-                row[F_NUM_VALUES], pos = _integer(buf, pos, end, t)
-                row[F_NUM_VALUES_OK] = 1
+                row[k + 1], pos = _integer(buf, pos, end, t)
+                row[k] = 1
                 if pos < 0:
                     return -1
                 continue
+            row[k] = 2
+        elif (fid == 13 or fid == 2) and row[F_SPANS + (0 if fid == 13 else 2)] == 0:
+            k = F_SPANS + (0 if fid == 13 else 2)
+            row[k], row[k + 1] = t + 1, pos
         elif fid == 12 and not stats_seen:
             stats_seen = True
             if t == 12:

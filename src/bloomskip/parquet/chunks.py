@@ -33,7 +33,13 @@ import numpy as np
 from bloomskip._lazy import lazy
 from bloomskip.errors import CorruptFileError
 from bloomskip.parquet.crypto import Decryption
+from bloomskip.parquet.dictionary import (
+    DictionaryPlace,
+    dictionary_coverage,
+    fully_dictionary_encoded,
+)
 from bloomskip.parquet.footer import (
+    CODECS,
     ColumnChunk,
     Footer,
     LazyRowGroups,
@@ -48,26 +54,33 @@ ck = lazy("bloomskip.parquet.chunkkernels")
 
 #: FileMetaData fields: schema, row_groups, column_orders, encryption_algorithm.
 _SCHEMA, _ROW_GROUPS, _COLUMN_ORDERS, _ENCRYPTION = 2, 4, 7, 8
-# The layout of a row of :class:`ChunkArrays` (see :mod:`.chunkkernels`).
-F_META, F_NUM_VALUES_OK, F_NUM_VALUES, F_STATS, F_NULLS_OK, F_NULLS, F_BOUNDS = (
-    2,
-    3,
-    4,
-    5,
-    6,
-    7,
-    8,
-)
+# The layout of a row of :class:`ChunkArrays`, as :mod:`.chunkkernels` fills it (kept
+# there too, where the compiled kernels read it; a test checks both agree).
+F_START, F_END, F_META, F_STATS, F_NULLS_OK, F_NULLS = range(6)
+#: ColumnMetaData's integers: num_values, bloom_filter_offset, bloom_filter_length,
+#: codec, total_compressed_size, data_page_offset, dictionary_page_offset.
+META_INTS = (5, 14, 15, 4, 7, 9, 11)
+F_INTS = 6
+#: ColumnMetaData fields decoded when needed: encoding_stats, encodings (type + 1, start).
+META_SPANS = (13, 2)
+F_SPANS = F_INTS + 2 * len(META_INTS)
 BOUND_FIELDS = (6, 5, 2, 1)  # min_value, max_value, min, max
+F_BOUNDS = F_SPANS + 2 * len(META_SPANS)
 NF = F_BOUNDS + 3 * len(BOUND_FIELDS)
+
+
+def int_field(fid: int) -> int:
+    """The column of a ColumnMetaData integer's kind (0 absent, 1 integer, 2 another
+    Thrift type); its value is in the next column."""
+    return F_INTS + 2 * META_INTS.index(fid)
 
 
 @dataclass
 class ChunkArrays:
     """One column over every row group: a row of :data:`NF` integers per row group
-    (ColumnMetaData present, num_values, statistics present, null_count, and per bound
-    its kind - 0 absent, 1 binary, 2 another Thrift type - position and length in
-    :attr:`data`)."""
+    (the chunk's bytes, ColumnMetaData present, statistics present, null_count, the
+    integers of :data:`META_INTS`, and per bound its kind - 0 absent, 1 binary, 2
+    another Thrift type - position and length in :attr:`data`)."""
 
     column: int
     fields: np.ndarray  # (row groups, NF) int64
@@ -76,12 +89,6 @@ class ChunkArrays:
     filled: np.ndarray | None = None
     #: per row group, why its encrypted chunk cannot be read (None: no encrypted chunk)
     locked: list[str | None] | None = None
-
-    def bound(self, row: int, b: int) -> Any:
-        """Bound ``b`` (index into :data:`BOUND_FIELDS`) of a row: None when absent, its
-        bytes, or ``...`` when it is another Thrift type."""
-        kind, at, n = self.fields[row, F_BOUNDS + 3 * b : F_BOUNDS + 3 * b + 3].tolist()
-        return None if kind == 0 else self.data[at : at + n] if kind == 1 else ...
 
 
 class ChunkSource:
@@ -104,6 +111,24 @@ class ChunkSource:
 
     def chunk(self, rg: int, col: int) -> ColumnChunk:
         raise NotImplementedError
+
+    def coverage(self, rg: int, col: int) -> tuple[bool, str]:
+        """Whether the chunk's dictionary lists every value
+        (:func:`~.dictionary.fully_dictionary_encoded`)."""
+        return fully_dictionary_encoded(self.chunk(rg, col))
+
+    def place(self, rg: int, col: int) -> DictionaryPlace:
+        """Where the chunk's dictionary page is."""
+        chunk, footer = self.chunk(rg, col), self.footer
+        return DictionaryPlace(
+            f"{footer.path}: row group {rg} column {self.leaves[col].name}",
+            footer.footer_offset,
+            chunk.dictionary_page_offset,
+            chunk.data_page_offset,
+            chunk.total_compressed_size,
+            chunk.codec,
+            chunk.crypto,
+        )
 
     def column_orders(self) -> Any:
         """The decoded FileMetaData.column_orders field (None when absent)."""
@@ -191,6 +216,37 @@ class _BytesSource(ChunkSource):
     def column_orders(self) -> Any:
         return self._orders
 
+    def coverage(self, rg: int, col: int) -> tuple[bool, str]:
+        row = self.column(col).fields[rg]
+        if row[F_META] != 1:
+            return False, "no column metadata"
+        name = f"{self.label} footer"
+        decoded = []
+        for k in (F_SPANS, F_SPANS + 2):  # encoding_stats, encodings
+            t, at = row[k : k + 2].tolist()
+            value = None
+            if t:
+                value, _ = decode_value(self.raw, at, self.used, t - 1, name=name, depth=5)
+            decoded.append(value)
+        return dictionary_coverage(*decoded)
+
+    def place(self, rg: int, col: int) -> DictionaryPlace:
+        row = self.column(col).fields[rg].tolist()
+
+        def value(fid: int) -> int | None:
+            k = int_field(fid)
+            return row[k + 1] if row[k] == 1 else None
+
+        codec = value(4)
+        return DictionaryPlace(
+            f"{self.label}: row group {rg} column {self.leaves[col].name}",
+            self.start,
+            value(11),
+            value(9),
+            value(7),
+            CODECS[codec] if codec is not None and 0 <= codec < len(CODECS) else f"codec {codec}",
+        )
+
     @property
     def footer(self) -> Footer:
         if self._footer is None:
@@ -264,9 +320,12 @@ def _fill(row: np.ndarray, chunk: ColumnChunk, side: bytearray) -> None:
     if meta is None:
         return
     row[F_META] = 1
-    nv = meta.get(5)
-    if type(nv) is int:
-        row[F_NUM_VALUES_OK], row[F_NUM_VALUES] = 1, nv
+    for i, fid in enumerate(META_INTS):
+        v = meta.get(fid)
+        if type(v) is int:
+            row[F_INTS + 2 * i : F_INTS + 2 * i + 2] = (1, v)
+        elif v is not None:
+            row[F_INTS + 2 * i] = 2
     stats = meta.get(12)
     if not isinstance(stats, Struct):
         return

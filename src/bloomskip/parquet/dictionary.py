@@ -24,7 +24,8 @@ returns a reason instead of hashes, and the caller treats the chunk as "may matc
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from dataclasses import dataclass
+from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +36,7 @@ from bloomskip.hashing.physical import PhysicalType
 from bloomskip.hashing.plain import PlainValues, Rows, VarBytes, Words, hash_plain
 from bloomskip.parquet.aes import DICTIONARY_PAGE as DICTIONARY_MODULE
 from bloomskip.parquet.aes import DICTIONARY_PAGE_HEADER, read_framed
+from bloomskip.parquet.crypto import ChunkCrypto
 from bloomskip.parquet.footer import ColumnChunk, Footer
 from bloomskip.parquet.thrift import Struct, decode_struct
 from bloomskip.prune.evidence import Unavailable
@@ -64,7 +66,12 @@ def fully_dictionary_encoded(chunk: ColumnChunk) -> tuple[bool, str]:
     meta = chunk.meta
     if meta is None:
         return False, "no column metadata"
-    stats = meta.get(13)
+    return dictionary_coverage(meta.get(13), meta.get(2))
+
+
+def dictionary_coverage(stats: Any, encodings: Any) -> tuple[bool, str]:
+    """:func:`fully_dictionary_encoded` from ColumnMetaData's ``encoding_stats`` (field
+    13) and ``encodings`` (field 2), as decoded (None when absent)."""
     if stats is not None and getattr(stats, "items", None) is not None:
         data_pages = 0
         for entry in stats.items:
@@ -80,7 +87,7 @@ def fully_dictionary_encoded(chunk: ColumnChunk) -> tuple[bool, str]:
         if data_pages == 0:
             return False, "encoding_stats list no data pages"
         return True, "every data page is dictionary-encoded (encoding_stats)"
-    encodings = getattr(meta.get(2), "items", None) or []
+    encodings = getattr(encodings, "items", None) or []
     if not all(type(e) is int for e in encodings):
         return False, "malformed encodings"
     rest = set(encodings) - {RLE, BIT_PACKED}
@@ -98,33 +105,69 @@ def dictionary_hashes(
 ) -> np.ndarray | Unavailable:
     """Sorted unique xxHash64 of the chunk's dictionary entries, or why they are not
     available (a dictionary that is there but cannot be read says so)."""
-    label = f"{footer.path}: row group {chunk.row_group} column {footer.leaves[chunk.column].name}"
+    place = DictionaryPlace(
+        f"{footer.path}: row group {chunk.row_group} column {footer.leaves[chunk.column].name}",
+        footer.footer_offset,
+        chunk.dictionary_page_offset,
+        chunk.data_page_offset,
+        chunk.total_compressed_size,
+        chunk.codec,
+        chunk.crypto,
+    )
+    return hashes_at(fh, place, physical, type_length)
+
+
+@dataclass(frozen=True)
+class DictionaryPlace:
+    """Where a chunk's dictionary page is: what :func:`dictionary_hashes` reads of the
+    chunk (ColumnMetaData's dictionary_page_offset, data_page_offset,
+    total_compressed_size and codec; None where not an integer)."""
+
+    label: str  # "<file>: row group <r> column <name>"
+    footer_offset: int
+    dictionary_page_offset: int | None
+    data_page_offset: int | None
+    total_compressed_size: int | None
+    codec: str
+    crypto: ChunkCrypto | None = None
+
+
+def hashes_at(
+    fh: BinaryIO, place: DictionaryPlace, physical: PhysicalType, type_length: int | None
+) -> np.ndarray | Unavailable:
+    """:func:`dictionary_hashes` of the dictionary at ``place``."""
     try:
-        plain = _read_dictionary(fh, footer, chunk, physical, type_length, label)
+        plain = _read_dictionary(fh, place, physical, type_length)
     except (CorruptFileError, DecryptionError) as e:
         return Unavailable(f"dictionary unreadable: {e}")
     if isinstance(plain, str):
         return Unavailable(f"dictionary unreadable: {plain}")
-    return np.unique(hash_plain(plain))
+    h = np.sort(hash_plain(plain))
+    return h[np.concatenate(([True], h[1:] != h[:-1]))] if h.size else h  # unique
+
+
+def contains_any(dictionary: np.ndarray, hashes: np.ndarray) -> bool:
+    """Whether any of ``hashes`` is in ``dictionary`` (sorted, as
+    :func:`dictionary_hashes` gives it)."""
+    if not dictionary.size:
+        return False
+    at = np.minimum(np.searchsorted(dictionary, hashes), dictionary.size - 1)
+    return bool((dictionary[at] == hashes).any())
 
 
 def _read_dictionary(
-    fh: BinaryIO,
-    footer: Footer,
-    chunk: ColumnChunk,
-    physical: PhysicalType,
-    type_length: int | None,
-    label: str,
+    fh: BinaryIO, place: DictionaryPlace, physical: PhysicalType, type_length: int | None
 ) -> PlainValues | str:
-    dict_off, data_off = chunk.dictionary_page_offset, chunk.data_page_offset
+    label = place.label
+    dict_off, data_off = place.dictionary_page_offset, place.data_page_offset
     start = dict_off if isinstance(dict_off, int) and dict_off > 0 else data_off
-    if not isinstance(start, int) or not 4 <= start < footer.footer_offset:
+    if not isinstance(start, int) or not 4 <= start < place.footer_offset:
         return "no dictionary page offset"
-    limit = footer.footer_offset
-    size = chunk.total_compressed_size
+    limit = place.footer_offset
+    size = place.total_compressed_size
     if isinstance(size, int) and size > 0:
         limit = min(limit, start + size)
-    crypto = chunk.crypto
+    crypto = place.crypto
     if crypto is None:
         header, payload_at = _page_header(fh, start, limit, label)
     else:
@@ -158,7 +201,7 @@ def _read_dictionary(
         if end != payload_at + compressed:
             raise CorruptFileError(f"{what}: encrypted module does not fill the page")
         raw = crypto.decrypt(body, DICTIONARY_MODULE, what)
-    data = _decompress(raw, chunk.codec, uncompressed, label)
+    data = _decompress(raw, place.codec, uncompressed, label)
     if isinstance(data, str):
         return data
     return _decode_plain(np.frombuffer(data, np.uint8), num_values, physical, type_length, label)

@@ -221,3 +221,47 @@ def split_byte_arrays(buf, count, offsets, data):  # pragma: no cover - compiled
         pos += length
         offsets[i + 1] = out
     return pos
+
+
+@njit(**KERNEL)
+def plain_filter_headers(data, starts, lengths, num_bytes, header_len):  # pragma: no cover
+    """For each filter of ``lengths[i]`` bytes at ``starts[i]`` of ``data``: when it is
+    a BloomFilterHeader exactly as writers emit it (``15 <zigzag varint num_bytes> 1c 1c
+    00 00 1c 1c 00 00 1c 1c 00 00 00``: BLOCK, XXHASH, UNCOMPRESSED) with a valid
+    ``num_bytes`` (a power of two from 32 B to 128 MiB) and the bitset fills the rest,
+    ``num_bytes[i]`` and ``header_len[i]``; else ``num_bytes[i] = -1``."""
+    for i in range(starts.shape[0]):
+        num_bytes[i] = -1
+        s = starts[i]
+        end = s + lengths[i]
+        if lengths[i] < 15 or data[s] != 0x15:
+            continue
+        p = s + 1
+        v = np.int64(0)
+        shift = 0
+        done = False
+        while p < end and shift <= 28:  # an i32 takes at most five bytes
+            b = np.int64(data[p])
+            p += 1
+            v |= (b & 0x7F) << shift
+            if b < 0x80:
+                done = True
+                break
+            shift += 7
+        if not done or v >= np.int64(1) << 32 or p + 13 > end:
+            continue
+        n = (v >> 1) ^ -(v & 1)
+        ok = True
+        for j in range(3):  # the three one-member unions, then the header's STOP
+            q = p + 4 * j
+            if data[q] != 0x1C or data[q + 1] != 0x1C or data[q + 2] != 0 or data[q + 3] != 0:
+                ok = False
+        if not ok or data[p + 12] != 0:
+            continue
+        if n < 32 or n > 128 * 1024 * 1024 or n & (n - 1):
+            continue
+        hl = p + 13 - s
+        if hl + n != lengths[i]:
+            continue
+        num_bytes[i] = n
+        header_len[i] = hl

@@ -37,10 +37,11 @@ from bloomskip.expr.bind import Column, bind, resolve
 from bloomskip.expr.expressions import BoundReference, Expression, In, LiteralPredicate, literal
 from bloomskip.expr.literals import Values, convert, to_arrow
 from bloomskip.hashing import hash_values
-from bloomskip.parquet.bloom import FilterStatus, LoadedFilter, load_filter
+from bloomskip.parquet.bloom import LoadedFilter, load_filter
 from bloomskip.parquet.chunks import ChunkArrays, ChunkSource, FooterSource, open_chunks
 from bloomskip.parquet.crypto import Decryption
-from bloomskip.parquet.dictionary import dictionary_hashes, fully_dictionary_encoded
+from bloomskip.parquet.dictionary import contains_any, hashes_at
+from bloomskip.parquet.filters import ColumnFilters
 from bloomskip.parquet.footer import Footer, LeafColumn
 from bloomskip.parquet.schema import BYTES, FLOAT, ColumnType, column_type
 from bloomskip.parquet.stats import Stats, decode, has_type_order, literal_key
@@ -166,15 +167,14 @@ class _File:
         """The hashes of a chunk's dictionary, when it lists every value of the chunk."""
         found = self._dicts.get((rg, col))
         if found is None:
-            t, chunk = self.types[col], self.source.chunk(rg, col)
-            full, why = fully_dictionary_encoded(chunk)
+            t = self.types[col]
+            full, why = self.source.coverage(rg, col)
             if not full:
                 found = Unavailable(why)
             else:
                 length = t.spec.type_length  # type: ignore[union-attr]
-                found = dictionary_hashes(
-                    self.fh, self.source.footer, chunk, t.physical_type, length
-                )
+                place = self.source.place(rg, col)
+                found = hashes_at(self.fh, place, t.physical_type, length)  # type: ignore[arg-type]
             self._dicts[(rg, col)] = found
         return found
 
@@ -196,6 +196,7 @@ class _Column(ColumnEvidence):
         self.locked = self.arrays.locked
         self._type_order = has_type_order(file.source.column_orders(), col)
         self._stats: Stats | None = None
+        self._filters: ColumnFilters | None = None
         stages = file.stages
         self.stages = [
             _Statistics(self),
@@ -203,6 +204,21 @@ class _Column(ColumnEvidence):
             _Bloom(self, used="bloom" in stages),
         ]
         self.probe_stages = [_Bloom(self, used=True)]
+
+    def filters(self) -> ColumnFilters:
+        """The column's bloom filters, read in batches."""
+        if self._filters is None:
+            f, source = self.file, self.file.source
+            footer = source.footer
+            self._filters = ColumnFilters(
+                f.fh,
+                self.arrays,
+                footer.footer_offset,
+                footer.crypto is None,
+                lambda rg: f.bloom(rg, self.col),
+                source.ensure,
+            )
+        return self._filters
 
     def stats(self, units: np.ndarray) -> Stats:
         """The statistics of ``units`` (ascending row group numbers)."""
@@ -352,7 +368,7 @@ class _Dictionary:
                 why.append(d.reason if d.reason.startswith("dictionary unreadable") else "")
                 continue
             h = self.c.file.hashes(self.c.col, values.values) if h is None else h
-            if np.isin(h, d).any():
+            if contains_any(d, h):
                 status.append(Status.INCLUDED)
                 why.append("in the dictionary")
             else:
@@ -373,23 +389,8 @@ class _Bloom:
             return Findings.same(n, Status.UNAVAILABLE, "bloom filter not used")
         if not self.c.t.bloom_ok:
             return Findings.same(n, Status.UNAVAILABLE, self.c.t.why_not)
-        status, why = [], []
-        h = None
-        for u in units.tolist():
-            loaded = self.c.file.bloom(u, self.c.col)
-            if loaded.filter is None:
-                invalid = loaded.status is FilterStatus.INVALID
-                status.append(Status.UNAVAILABLE)
-                why.append(f"bloom filter invalid: {loaded.reason}" if invalid else loaded.reason)
-                continue
-            h = self.c.file.hashes(self.c.col, values.values) if h is None else h
-            if loaded.filter.check_hashes(h).any():
-                status.append(Status.INCONCLUSIVE)
-                why.append("bloom filter: maybe present")
-            else:
-                status.append(Status.EXCLUDED)
-                why.append("bloom filter: absent")
-        return Findings(np.array(status, dtype=np.uint8), why)
+        col = self.c.col
+        return self.c.filters().test(units, lambda: self.c.file.hashes(col, values.values))
 
 
 def _show(bound: Any) -> str:

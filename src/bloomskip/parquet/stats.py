@@ -36,10 +36,9 @@ from bloomskip.parquet.chunks import (
     F_META,
     F_NULLS,
     F_NULLS_OK,
-    F_NUM_VALUES,
-    F_NUM_VALUES_OK,
     F_STATS,
     ChunkArrays,
+    int_field,
 )
 from bloomskip.parquet.schema import BYTES, DECIMAL_BE, FLOAT, SIGNED, UNSIGNED, ColumnType
 from bloomskip.parquet.thrift import Struct
@@ -141,7 +140,8 @@ def decode(
                      np.zeros(n, np.int64), none, none, none, empty, empty, numeric)  # fmt: skip
     meta = rows[:, F_META] == 1
     stats = rows[:, F_STATS] == 1
-    has_nv = meta & (rows[:, F_NUM_VALUES_OK] == 1)
+    nv = int_field(5)  # num_values
+    has_nv = meta & (rows[:, nv] == 1)
     nulls = np.where(stats & (rows[:, F_NULLS_OK] == 1), rows[:, F_NULLS], -1)
     code = np.where(stats, _OK, _NO_STATS)
     has_lo, has_hi, lo, hi = none.copy(), none.copy(), empty, empty
@@ -159,7 +159,7 @@ def decode(
     }
     note = [texts[c] for c in code.tolist()]
     usable = code == _OK
-    return Stats(note, nulls, rows[:, F_NUM_VALUES], has_nv, has_lo & usable,
+    return Stats(note, nulls, rows[:, nv + 1], has_nv, has_lo & usable,
                  has_hi & usable, lo, hi, numeric)  # fmt: skip
 
 
