@@ -63,7 +63,14 @@ from bloomskip.orc.feeds import base_hashes
 from bloomskip.orc.file import OrcFile, read_orc
 from bloomskip.orc.filter import OrcBloomFilter, optimal_num_hash_functions
 from bloomskip.orc.schema import OrcColumn, schema_of
-from bloomskip.orc.statistics import Range, column_range, comparison_keys
+from bloomskip.orc.statistics import (
+    Range,
+    column_range,
+    comparison_keys,
+    entry_range,
+    excluded,
+    statistics_field,
+)
 from bloomskip.orc.stripes import BLOOM_FILTER, BLOOM_FILTER_UTF8, ColumnBloomFilters, RowGroup
 from bloomskip.orc.trust import (
     CALENDAR_SAFE_DAY,
@@ -167,6 +174,7 @@ class _FileContext:
         self._bloom_policy: dict[int, str | None] = {}
         self._stripe_stats: tuple | str | None = None
         self._ranges: dict[tuple[int, int], Range] = {}
+        self._stripe_ranges: dict[tuple[int, int], Range] = {}
         self._filters: dict[tuple[int, int], OrcBloomFilter | str] = {}
 
     def evidence(self, ref: BoundReference) -> ColumnEvidence:
@@ -178,11 +186,13 @@ class _FileContext:
         return self._bloom_policy[col]
 
     def row_index(self, stripe: int, col: int) -> tuple | str:
-        """The row index entries of ``col`` in ``stripe``, or why there are none."""
+        """The statistics of the row index entries of ``col`` in ``stripe`` (those
+        fields :func:`column_range` reads), or why there are none."""
         key = (stripe, col)
         if key not in self._index:
             try:
-                entries = self.orc.row_index(stripe, col)
+                field = statistics_field(self.infos[col])
+                entries = self.orc.row_index_statistics(stripe, col, field)
                 self._index[key] = "no row index" if entries is None else entries
             except BloomskipError as e:
                 self._index[key] = f"row index unreadable: {e}"
@@ -237,19 +247,32 @@ class _FileContext:
             r = self._ranges[(unit, col)] = self._read_range(self.groups[unit], col)
         return r
 
+    def stripe_range(self, stripe: int, col: int) -> Range:
+        """What the stripe's statistics say of ``col`` (every row group of the stripe)."""
+        r = self._stripe_ranges.get((stripe, col))
+        if r is None:
+            cs = self.stripe_statistics(stripe, col)
+            r = (
+                Range(note=cs)
+                if isinstance(cs, str)
+                else column_range(self.orc, self.infos[col], cs, "no statistics")
+            )
+            self._stripe_ranges[(stripe, col)] = r
+        return r
+
     def _read_range(self, g: RowGroup, col: int) -> Range:
         info = self.infos[col]
         if "statistics" not in self.stages:
             return Range(note="statistics not used")
         if self.orc.row_index_stride == 0:
-            cs = self.stripe_statistics(g.stripe, col)
-            if isinstance(cs, str):
-                return Range(note=cs)
-            return column_range(self.orc, info, cs, "no statistics")
+            return self.stripe_range(g.stripe, col)
         entries = self.row_index(g.stripe, col)
         if isinstance(entries, str):
             return Range(note=entries)
-        return column_range(self.orc, info, entries[g.index].statistics, "no statistics")
+        entry = entries[g.index]
+        if entry is None:
+            return Range(note="no statistics")
+        return entry_range(self.orc, info, *entry)
 
     def filter(self, unit: int, col: int, values: tuple) -> tuple[OrcBloomFilter | None, str]:
         """The unit's trusted filter of ``col`` for these values, or why not."""
@@ -359,6 +382,7 @@ class _Column(ColumnEvidence):
         super().__init__(name)
         self.f, self.col, self.info = file, col, file.infos[col]
         calendar = _Calendar(self)
+        self.coarse = [_Stripes(self)]
         self.stages = [calendar, _Statistics(self), _Bloom(self, used="bloom" in file.stages)]
         self.probe_stages = [calendar, _Bloom(self, used=True)]
 
@@ -444,28 +468,79 @@ class _Statistics:
         self.c = column
 
     def test(self, values: Values, units: np.ndarray) -> Findings:
-        info = self.c.info
-        keys = None
-        status, why = [], []
-        for u in units.tolist():
-            r = self.c.f.range(u, self.c.col)
-            if info.kind == BOOLEAN and r.true_count is not None and r.count is not None:
-                text = f"statistics: {r.true_count} of {r.count} values are true"
-                out = all(r.true_count == (0 if v else r.count) for v in values.values)
-                status.append(Status.EXCLUDED if out else Status.INCONCLUSIVE)
+        info, f, col = self.c.info, self.c.f, self.c.col
+        ranges = [f.range(u, col) for u in units.tolist()]
+        if info.kind == BOOLEAN:
+            keys = None
+            status, why = [], []
+            for r in ranges:
+                s, text, keys = _test_range(info, r, values.values, keys)
+                status.append(s)
                 why.append(text)
-            elif r.lo is not None or r.hi is not None:
-                keys = comparison_keys(info, values.values) if keys is None else keys
-                if keys and all(r.excludes(k) for k in keys):
-                    status.append(Status.EXCLUDED)
-                    why.append(f"statistics: outside {r.show()}")
-                else:
-                    status.append(Status.INCONCLUSIVE)
-                    why.append("within [min, max]")
-            else:
-                status.append(Status.UNAVAILABLE)
-                why.append(r.note or "no statistics")
-        return Findings(np.array(status, dtype=np.uint8), why)
+            return Findings(np.array(status, dtype=np.uint8), why)
+        known = [r.lo is not None or r.hi is not None for r in ranges]
+        keys = comparison_keys(info, values.values) if any(known) else []
+        out = excluded(ranges, keys).tolist()
+        status = np.array(
+            [
+                Status.EXCLUDED if o else Status.INCONCLUSIVE if k else Status.UNAVAILABLE
+                for k, o in zip(known, out, strict=True)
+            ],
+            dtype=np.uint8,
+        )
+        why = [
+            f"statistics: outside {r.show()}"
+            if o
+            else "within [min, max]"
+            if k
+            else r.note or "no statistics"
+            for r, k, o in zip(ranges, known, out, strict=True)
+        ]
+        return Findings(status, why)
+
+
+def _test_range(info: OrcColumn, r: Range, values: tuple, keys: list | None) -> tuple:
+    """One unit's statistics against the candidates: (status, reason, the comparison
+    keys, computed once)."""
+    if info.kind == BOOLEAN and r.true_count is not None and r.count is not None:
+        out = all(r.true_count == (0 if v else r.count) for v in values)
+        text = f"statistics: {r.true_count} of {r.count} values are true"
+        return (Status.EXCLUDED if out else Status.INCONCLUSIVE), text, keys
+    if r.lo is not None or r.hi is not None:
+        keys = comparison_keys(info, values) if keys is None else keys
+        if keys and all(r.excludes(k) for k in keys):
+            return Status.EXCLUDED, f"statistics: outside {r.show()}", keys
+        return Status.INCONCLUSIVE, "within [min, max]", keys
+    return Status.UNAVAILABLE, r.note or "no statistics", keys
+
+
+class _Stripes:
+    """Coarse: a stripe's statistics rule the values out for all its row groups at once,
+    before any row index is read (they bound every value of the stripe)."""
+
+    def __init__(self, column: _Column) -> None:
+        self.c = column
+
+    def test(self, values: Values, units: np.ndarray) -> Findings:
+        f, col, info = self.c.f, self.c.col, self.c.info
+        n = units.shape[0]
+        if "statistics" not in f.stages or f.orc.row_index_stride == 0:
+            return Findings.same(n, Status.UNAVAILABLE, "")  # units are stripes already
+        if f.calendar_doubt(info, values.values):
+            return Findings.same(n, Status.UNAVAILABLE, "")
+        status = np.full(n, Status.UNAVAILABLE, np.uint8)
+        why = [""] * n
+        keys = None
+        answers: dict[int, tuple[int, str]] = {}
+        for j, u in enumerate(units.tolist()):
+            stripe = f.groups[u].stripe
+            found = answers.get(stripe)
+            if found is None:
+                s, text, keys = _test_range(info, f.stripe_range(stripe, col), values.values, keys)
+                found = answers[stripe] = (s, f"stripe {text}" if s == Status.EXCLUDED else "")
+            if found[0] == Status.EXCLUDED:
+                status[j], why[j] = Status.EXCLUDED, found[1]
+        return Findings(status, why)
 
 
 class _Bloom:

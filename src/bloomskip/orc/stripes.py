@@ -21,6 +21,7 @@ and name a column of the file, and no stripe may claim more than
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -89,7 +90,7 @@ class ColumnBloomFilters:
     bloom_encoding: int | None  # the column's ColumnEncoding.bloom_encoding in the stripe
     offset: int  # of the stream in the file
     length: int
-    filters: tuple[proto.BloomFilter, ...]
+    filters: Sequence[proto.BloomFilter]  # views made when first read
     #: every bloom stream kind the stripe has for this column (``(7, 8)`` when both)
     kinds_present: tuple[int, ...] = ()
 
@@ -245,6 +246,19 @@ class StripeIndexes:
         what = f"{self.name}: stripe {stripe} row index of column {column} at offset {st.offset}"
         return proto.row_index(
             self.read_stream(stripe, st), what, lambda n: self._check_count(stripe, n, what)
+        )
+
+    def row_index_statistics(
+        self, stripe: int, column: int, field: str | None
+    ) -> tuple[tuple | None, ...] | None:
+        """Per entry of :meth:`row_index`, what pruning reads of its statistics
+        (:func:`~bloomskip.orc.proto.row_index_statistics`); None without a row index."""
+        st = self._find(stripe, column, ROW_INDEX)
+        if st is None:
+            return None
+        what = f"{self.name}: stripe {stripe} row index of column {column} at offset {st.offset}"
+        return proto.row_index_statistics(
+            self.read_stream(stripe, st), what, lambda n: self._check_count(stripe, n, what), field
         )
 
     def bloom_filters(self, stripe: int, column: int) -> ColumnBloomFilters | None:

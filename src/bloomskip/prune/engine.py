@@ -18,10 +18,12 @@ unsupported condition       may match (a range, LIKE, a function...)
 ``col IS NOT NULL``         cannot match where only nulls are proven
 ``col = v``, ``IN (...)``   the candidate values of every literal together (a literal no
                             value of the column can equal drops out; one bloomskip cannot
-                            convert makes the leaf may match): cannot match where only
-                            nulls are proven, else the stages in order, each asked only
-                            about the units still undecided, until one rules the values
-                            out (cannot match) or proves one present (may match)
+                            convert makes the leaf may match): cannot match where coarse
+                            evidence rules the values out for a whole group of units (ORC
+                            stripe statistics), or where only nulls are proven, else the
+                            stages in order, each asked only about the units still
+                            undecided, until one rules the values out (cannot match) or
+                            proves one present (may match)
 ``col != v``, ``NOT IN``    cannot match where only nulls are, or where the only value is
                             proven equal to a literal; never from a filter
 anything blocked            may match (a column inside a list, a locked column)
@@ -237,13 +239,25 @@ class Pruner:
             return self._verdict(idx, np.zeros(n, np.bool_), _summary(p, dropped))
         label = _label(p)
         state = np.zeros(n, dtype=np.uint8)  # 0 pending; else the deciding Status
-        nulls = ev.only_nulls(idx)
-        state[nulls.proven] = Status.EXCLUDED
         said: list[list[str]] | None = [[] for _ in range(n)] if self.reasons else None
         final: list[str] = [""] * n if self.reasons else []
-        if self.reasons and nulls.proven.any():
-            for j in np.flatnonzero(nulls.proven).tolist():
-                final[j] = why_at(nulls.why, j)
+        for stage in ev.coarse:  # whole groups of units ruled out first
+            pending = np.flatnonzero(state == 0)
+            if pending.size == 0:
+                break
+            found = stage.test(values, idx[pending])
+            out = np.flatnonzero(found.status == Status.EXCLUDED)
+            state[pending[out]] = Status.EXCLUDED
+            if self.reasons:
+                for k in out.tolist():
+                    final[int(pending[k])] = why_at(found.why, k)
+        rest = np.flatnonzero(state == 0)
+        nulls = ev.only_nulls(idx[rest]) if rest.size < n else ev.only_nulls(idx)
+        proven = rest[nulls.proven]
+        state[proven] = Status.EXCLUDED
+        if self.reasons and proven.size:
+            for k in np.flatnonzero(nulls.proven).tolist():
+                final[int(rest[k])] = why_at(nulls.why, k)
         for stage in ev.stages:
             pending = np.flatnonzero(state == 0)
             if pending.size == 0:
