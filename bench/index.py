@@ -357,21 +357,24 @@ def bench_fpp(label: str, ix_dir: str, n_absent: int, n_queries: int) -> list[di
         absent = absent_values(c, n_absent)
         hashes = hash_values(absent, physical=col.physical, encoding=col.encoding)
         zt = ix.zones(c)
-        ft = pa.concat_tables(
-            pq.read_table(os.path.join(ix.root, s.files)) for s in col.segments
-        ).sort_by("fragment_id")
         zfrag = zt.column("fragment_id").to_numpy()
-        ffrag = ft.column("fragment_id").to_numpy()
-        zfile = np.searchsorted(ffrag, zfrag)
-        assert (ffrag[zfile] == zfrag).all(), "a zone without a file filter"
         hz = probe(zt.column("bloom_filter_data"), hashes)  # (zones, values)
-        hf = probe(ft.column("bloom_filter_data"), hashes)  # (files, values)
-        probed = hf[zfile]  # zones a query probes: their file filter kept the value
-        returned = hz & probed
         zbytes = np.asarray(pc.binary_length(zt.column("bloom_filter_data")))
-        fbytes = np.asarray(pc.binary_length(ft.column("bloom_filter_data")))
         zndv = zt.column("ndv").to_numpy().astype(np.float64)
-        fndv = ft.column("ndv").to_numpy().astype(np.float64)
+        rels = [r for s in col.segments for r in s.files]
+        hf = None  # no file filters (the default): every zone is probed
+        if rels:
+            ft = pa.concat_tables(pq.read_table(os.path.join(ix.root, r)) for r in rels).sort_by(
+                "fragment_id"
+            )
+            ffrag = ft.column("fragment_id").to_numpy()
+            zfile = np.searchsorted(ffrag, zfrag)
+            assert (ffrag[zfile] == zfrag).all(), "a zone without a file filter"
+            hf = probe(ft.column("bloom_filter_data"), hashes)  # (files, values)
+            fbytes = np.asarray(pc.binary_length(ft.column("bloom_filter_data")))
+            fndv = ft.column("ndv").to_numpy().astype(np.float64)
+        probed = hf[zfile] if hf is not None else np.ones_like(hz)
+        returned = hz & probed
         # The query path must return exactly the zones the filters say.
         lits = sql(absent)
         step = max(1, n_absent // n_queries) if n_queries else 0
@@ -387,13 +390,15 @@ def bench_fpp(label: str, ix_dir: str, n_absent: int, n_queries: int) -> list[di
                 "index": label,
                 "column": c,
                 "absent_values": n_absent,
-                "files": int(hf.shape[0]),
+                "files": int(np.unique(zfrag).shape[0]),
                 "zones": int(hz.shape[0]),
-                "file_fp": int(hf.sum()),
-                "file_fp_values": int(hf.any(axis=0).sum()),
-                "file_probes": int(hf.size),
-                "file_rate": float(hf.mean()),
-                "file_predicted": float(putze_fpp_many(fndv, fbytes).mean()),
+                "file_fp": None if hf is None else int(hf.sum()),
+                "file_fp_values": None if hf is None else int(hf.any(axis=0).sum()),
+                "file_probes": None if hf is None else int(hf.size),
+                "file_rate": None if hf is None else float(hf.mean()),
+                "file_predicted": None
+                if hf is None
+                else float(putze_fpp_many(fndv, fbytes).mean()),
                 "zone_probed_fp": int(returned.sum()),
                 "zone_probed": int(probed.sum()),
                 "zone_probed_rate": float(returned.sum() / max(probed.sum(), 1)),
@@ -420,7 +425,9 @@ def ms(s: float) -> str:
     return f"{s * 1e3:8.2f}"
 
 
-def rate(x: float) -> str:
+def rate(x: float | None) -> str:
+    if x is None:
+        return f"{'-':>9}"
     return f"{x:9.2e}" if x else f"{0:9d}"
 
 
@@ -532,7 +539,7 @@ def report(r: dict[str, Any]) -> None:
     mismatched = 0
     for f in r["fpp"]:
         mismatched += f["queries_mismatched"]
-        file_fp = f"{f['file_fp']:,} [{f['file_fp_values']}]"
+        file_fp = "-" if f["file_fp"] is None else f"{f['file_fp']:,} [{f['file_fp_values']}]"
         zone_fp = f"{f['zone_fp']:,} [{f['zone_fp_values']}]/{f['zone_probes']:,}"
         print(
             f"  {f['index']:10} {f['column']:6} {file_fp:>11} {rate(f['file_rate'])} "

@@ -13,9 +13,12 @@ filter, a payload column) is written by pyarrow's ORC writer (ORC C++) with row 
   values)`` (stripe statistics cannot, row group statistics rule out most row groups,
   bloom filters the rest) - the two measures of the per-row-group target (<= 15 us);
 * ``prune`` for an absent UUID and an absent key inside every row group's
-  [min, max] (every row group reaches its bloom filter).
+  [min, max] (every row group reaches its bloom filter);
+* ``add_bloom_filters`` on the same table written without filters (uuid and key, to
+  another path) next to pyarrow reading those two columns, in interleaved pairs (the
+  ratio is the median of the pairs' ratios), with CPU time (all threads).
 
-    .venv/bin/python bench/orc.py [--quick] [--rows N] [--reps R] [--json PATH]
+    .venv/bin/python bench/orc.py [--quick] [--prune-only] [--rows N] [--reps R] [--json PATH]
 """
 
 from __future__ import annotations
@@ -24,16 +27,61 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.orc as po
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bloomskip.orc import prune, read_orc
+from bloomskip.orc import add_bloom_filters, prune, read_orc
 from parquet import make_table, median_time
+
+
+def bench_add_bloom(tmp: Path, rows: int, reps: int) -> dict:
+    """add_bloom_filters on uuid + key of a zstd file without filters, against pyarrow
+    reading those columns; interleaved pairs, wall and CPU time."""
+    src, dst = tmp / "plain.orc", tmp / "added.orc"
+    po.write_table(make_table(rows), src, compression="zstd")
+    columns = ["uuid", "key"]
+    sides = [
+        lambda: po.ORCFile(src).read(columns=columns),
+        lambda: add_bloom_filters(src, dst, columns=columns),
+    ]
+    for side in sides:  # compile the kernels, warm the page cache
+        side()
+    wall: list[list[float]] = [[], []]
+    cpu: list[list[float]] = [[], []]
+    for rep in range(reps):
+        for side in (0, 1) if rep % 2 == 0 else (1, 0):
+            c, t = _cpu_seconds(), time.perf_counter()
+            sides[side]()
+            wall[side].append(time.perf_counter() - t)
+            cpu[side].append(_cpu_seconds() - c)
+    result = add_bloom_filters(src, dst, columns=columns)
+    orc = read_orc(src)
+    return {
+        "rows": rows,
+        "stripes": len(orc.stripes),
+        "row_groups": len(orc.row_groups()),
+        "file_mb": os.path.getsize(src) / 1e6,
+        "filters": sum(result.filters_added.values()),
+        "filter_mb": result.filter_bytes / 1e6,
+        "pyarrow_read_s": statistics.median(wall[0]),
+        "add_bloom_s": statistics.median(wall[1]),
+        "ratio": statistics.median(a / r for r, a in zip(*wall, strict=True)),
+        "pyarrow_read_cpu_s": statistics.median(cpu[0]),
+        "add_bloom_cpu_s": statistics.median(cpu[1]),
+        "cpu_ratio": statistics.median(cpu[1]) / statistics.median(cpu[0]),
+    }
+
+
+def _cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
 
 
 def main() -> None:
@@ -42,6 +90,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="200k rows, 3 reps")
     ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--prune-only", action="store_true", help="skip the add-bloom part")
     args = ap.parse_args()
     if args.quick:
         args.rows, args.reps = 200_000, 3
@@ -67,6 +116,7 @@ def main() -> None:
             for label, pred in lookups.items()
         }
         size = os.path.getsize(path)
+        add = None if args.prune_only else bench_add_bloom(Path(d), args.rows, args.reps)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     print(f"bench/orc.py - {machine}, pyarrow {pa.__version__}, median of {args.reps}\n")
     print(
@@ -89,6 +139,20 @@ def main() -> None:
     worst = max(times["point"], times["in10"]) / groups * 1e6
     verdict = "met" if worst <= 15 else "NOT met"
     print(f"  target <= 15 us per row group (point lookup, IN of 10): {verdict} ({worst:.1f} us)")
+    if add is not None:
+        print()
+        print(
+            f"add-bloom: {add['rows']:,} rows, {add['stripes']} stripes, {add['row_groups']} row "
+            f"groups, {add['file_mb']:.1f} MB (zstd, no filters); uuid + key: {add['filters']} "
+            f"filters, {add['filter_mb']:.2f} MB"
+        )
+        print(f"  {'pyarrow ORCFile.read(uuid, key)':36} {add['pyarrow_read_s']:>9.3f} s")
+        print(f"  {'bloomskip add_bloom_filters':36} {add['add_bloom_s']:>9.3f} s")
+        print(
+            f"  ratio add-bloom / pyarrow read: {add['ratio']:.2f} (CPU time, all threads: "
+            f"{add['add_bloom_cpu_s']:.2f} s / {add['pyarrow_read_cpu_s']:.2f} s = "
+            f"{add['cpu_ratio']:.2f})"
+        )
     if args.json:
         Path(args.json).write_text(
             json.dumps(
@@ -106,6 +170,7 @@ def main() -> None:
                     "skipped": skipped["point"],
                     "skipped_by_lookup": skipped,
                     "median_of": args.reps,
+                    "add_bloom": add,
                 }
             )
         )

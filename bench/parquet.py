@@ -4,9 +4,11 @@ prune latency on a 1,000-row-group file - in one run, one process, same files.
 1. **add-bloom** - a file of ``--rows`` rows (UUID-string key, int64 key, a payload
    column) in row groups of ``--row-group`` rows, written by pyarrow without filters.
    ``add_bloom_filters(src, dst, columns=[uuid, key])`` reads each chunk of the two
-   columns, hashes, sizes and builds its filter, then writes the file. The baseline is
-   ``pq.read_table(src, columns=[uuid, key])``: reading and decoding those columns is the
-   least any retrofit must do, so the ratio is what filters cost on top of a read.
+   columns, hashes it, counts its distinct hashes and builds its filter, and copies the
+   file's pages, then writes the filters and the footer (fsynced, renamed). The baseline
+   is ``pq.read_table(src, columns=[uuid, key])``: reading and decoding those columns is
+   the least any retrofit must do, so the ratio is what filters cost on top of a read.
+   The two are timed in interleaved pairs; the ratio is the median of the pairs' ratios.
 2. **prune** - a file of 1,000 row groups of 1,000 rows with filters (``write_table``);
    median time of ``prune`` for
 
@@ -26,6 +28,11 @@ prune latency on a 1,000-row-group file - in one run, one process, same files.
 
 Ratios printed are bloomskip / baseline from the same run; absolute times drift on
 shared machines.
+
+add-bloom, before and after issue 16 (one run each, 9 pairs, 2-core VM, load ~5.5; see
+docs/performance.md): sorting to count distinct hashes and copying the pages before
+building, 1.39 wall (1.77 CPU time); a hash-set count and the copy on its own thread,
+0.99 wall (0.89 CPU time). The same "before" code measured 3.0-3.33 on a quieter machine.
 """
 
 from __future__ import annotations
@@ -87,8 +94,25 @@ def bench_add_bloom(tmp: Path, rows: int, row_group: int, reps: int) -> dict[str
         for c in range(2)
     )
     add_bloom_filters(src, dst, columns=columns)  # compile and warm the page cache
-    t_read = median_time(lambda: pq.read_table(src, columns=columns), reps)
-    t_add = median_time(lambda: add_bloom_filters(src, dst, columns=columns), reps)
+    pq.read_table(src, columns=columns)
+    # Interleaved pairs (the order alternating), so that the load of a shared machine
+    # weighs on both sides alike; the ratio is the median of the pairs' ratios. CPU time
+    # (all threads, user + system) is kept too: other jobs barely change it.
+    sides = [
+        lambda: pq.read_table(src, columns=columns),
+        lambda: add_bloom_filters(src, dst, columns=columns),
+    ]
+    wall: list[list[float]] = [[], []]
+    cpu: list[list[float]] = [[], []]
+    for rep in range(reps):
+        for side in (0, 1) if rep % 2 == 0 else (1, 0):
+            c, t = _cpu_seconds(), time.perf_counter()
+            sides[side]()
+            wall[side].append(time.perf_counter() - t)
+            cpu[side].append(_cpu_seconds() - c)
+    (reads, adds), (cpu_reads, cpu_adds) = wall, cpu
+    t_read, t_add = statistics.median(reads), statistics.median(adds)
+    ratio = statistics.median(a / r for a, r in zip(adds, reads, strict=True))
     result = add_bloom_filters(src, dst, columns=columns)
     return {
         "rows": rows,
@@ -102,8 +126,16 @@ def bench_add_bloom(tmp: Path, rows: int, row_group: int, reps: int) -> dict[str
         "add_bloom_mb_per_s": col_bytes / 1e6 / t_add,
         "add_bloom_rows_per_s": rows / t_add,
         "pyarrow_read_mb_per_s": col_bytes / 1e6 / t_read,
-        "ratio": t_add / t_read,
+        "ratio": ratio,
+        "pyarrow_read_cpu_s": statistics.median(cpu_reads),
+        "add_bloom_cpu_s": statistics.median(cpu_adds),
+        "cpu_ratio": statistics.median(cpu_adds) / statistics.median(cpu_reads),
     }
+
+
+def _cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
 
 
 def bench_prune(tmp: Path, reps: int, row_groups: int = 1000, per_group: int = 1000) -> dict:
@@ -191,7 +223,11 @@ def print_add(add: dict[str, Any]) -> None:
         f"  {'bloomskip add_bloom_filters':34} {add['add_bloom_s']:>9.3f} "
         f"{add['add_bloom_mb_per_s']:>9.0f} {add['add_bloom_rows_per_s']:>13,.0f}"
     )
-    print(f"  ratio add-bloom / pyarrow read: {add['ratio']:.2f}\n")
+    print(
+        f"  ratio add-bloom / pyarrow read: {add['ratio']:.2f} (CPU time, all threads: "
+        f"{add['add_bloom_cpu_s']:.2f} s / {add['pyarrow_read_cpu_s']:.2f} s = "
+        f"{add['cpu_ratio']:.2f})\n"
+    )
 
 
 def print_prune(pr: dict[str, Any], reps: int) -> None:

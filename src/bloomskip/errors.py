@@ -4,9 +4,15 @@ Every error says what was wrong and what is accepted. All of them derive from
 :class:`BloomskipError`, and each also derives from the built-in exception a
 Python programmer would expect (``ValueError`` for bad arguments, ``TypeError``
 for unsupported types), so ``except ValueError`` keeps working.
+
+One exception is not an error: :class:`Interrupted` (a signal asked the process to stop
+while a file was being written) is a ``KeyboardInterrupt``, so that no ``except
+Exception`` - nor ``except BloomskipError`` - swallows a request to stop.
 """
 
 from __future__ import annotations
+
+import signal
 
 
 class BloomskipError(Exception):
@@ -68,6 +74,11 @@ class SourceChangedError(BloomskipError, RuntimeError):
     """A file (or fragment) of a source changed while bloomskip was reading it."""
 
 
+class FileChangedError(BloomskipError, RuntimeError):
+    """A file that another writer replaced or modified while bloomskip was rewriting it:
+    nothing was written over it (its newer content is kept). The message names the file."""
+
+
 class MissingDependencyError(BloomskipError, ImportError):
     """An optional dependency (an extra such as ``bloomskip[lance]``) is not installed."""
 
@@ -90,3 +101,18 @@ class MissingKeyError(EncryptionError):
 class DecryptionError(EncryptionError):
     """An encrypted module failed AES-GCM authentication: a wrong key (or AAD prefix), or
     ciphertext that was changed or cut. Nothing from such a module is ever used."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP arrived while bloomskip was writing a file: the temporary
+    file was removed and the target left as it was (or, if the signal came during the
+    final rename, replaced whole). ``signum`` is the signal; the command line exits with
+    ``128 + signum``. Not a :class:`BloomskipError`: a request to stop, not an error."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        try:
+            self.signal_name = signal.Signals(signum).name
+        except ValueError:
+            self.signal_name = f"signal {signum}"
+        super().__init__(f"interrupted by {self.signal_name}")

@@ -21,9 +21,41 @@ from bloomskip.hashing import (
     hash_int64,
     hash_int96,
     kernels,
+    plain,
 )
 from bloomskip.hashing.physical import var_bytes
-from bloomskip.hashing.plain import Rows, Words, hash_plain
+from bloomskip.hashing.plain import Rows, VarBytes, Words, hash_plain
+
+
+@pytest.fixture(autouse=True)
+def kernels_only(monkeypatch):
+    """Every batch to the compiled kernels: small ones would go to ``xxhash`` itself."""
+    monkeypatch.setattr(plain, "SMALL_BATCH", -1)
+
+
+@given(
+    st.lists(st.binary(max_size=40), max_size=plain.SMALL_BATCH),
+    st.lists(st.integers(0, 2**64 - 1), max_size=plain.SMALL_BATCH),
+    st.sampled_from([np.uint8, np.uint16, np.uint32, np.uint64]),
+    st.integers(1, 16),
+)
+def test_small_batches_hash_as_the_kernels_do(values, ints, dtype, width):
+    """A lookup's few values are hashed without the kernels, to the same hashes."""
+    words = Words(np.array([i % (np.iinfo(dtype).max + 1) for i in ints], dtype=dtype))
+    rows = Rows(np.frombuffer(b"".join(v.ljust(width, b"!")[:width] for v in values), np.uint8)
+                if values else np.zeros(0, np.uint8), width, len(values))  # fmt: skip
+    var = var_bytes(values)
+    for layout in (words, rows, var):
+        small = plain._xxhash_small(layout)
+        out = np.empty(len(layout), np.uint64)
+        if isinstance(layout, Words):
+            kernels.hash_words(layout.values, out)
+        elif isinstance(layout, Rows):
+            kernels.hash_rows(layout.data, layout.width, out, kernels.XXHASH64)
+        else:
+            assert isinstance(layout, VarBytes)
+            kernels.hash_var(layout.offsets, layout.data, out, kernels.XXHASH64)
+        assert small.tolist() == out.tolist()
 
 
 def test_xxhash64_empty_input_vector():

@@ -102,3 +102,30 @@ def test_import_bloomskip_loads_no_numba_pyspark_or_pylance():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", out.stdout
+
+
+def test_a_point_lookup_on_an_index_loads_no_numba(tmp_path):
+    """A cold lookup hashes its few values with ``xxhash`` and probes block rows in numpy:
+    numba's import alone (about 0.4 s) would exceed a lookup's whole budget."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from bloomskip import index
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    for i in range(3):
+        pq.write_table(
+            pa.table({"k": pa.array(range(i * 100, i * 100 + 100), pa.int64()),
+                      "s": [f"v{j}" for j in range(100)]}),
+            lake / f"{i}.parquet",
+        )  # fmt: skip
+    index.build(lake, ["k", "s"], tmp_path / "idx", zone_rows=32)
+    code = (
+        "import sys; from bloomskip import index; "
+        f"ix = index.open({str(tmp_path / 'idx')!r}); "
+        "r = ix.query(\"k = 150 OR s IN ('v1', 'v2')\", check_source=False); "
+        "print(len(r.paths), 'numba' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["3", "False"], out.stdout + out.stderr

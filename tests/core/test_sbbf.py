@@ -263,3 +263,47 @@ def test_murmur3_filter_is_a_different_filter():
 def test_with_ndv_fpp_policies():
     assert Sbbf.with_ndv_fpp(1000, 0.001).num_bytes == 2048
     assert Sbbf.with_ndv_fpp(1000, 0.001, policy="putze").num_bytes == 4096
+
+
+# ----------------------------------------------------------------------------- build_filter
+
+
+def _sorted_build(hashes: np.ndarray, fpp: float, policy: str) -> tuple[Sbbf, int]:
+    """The builder as it was: count by sorting, insert sorted (the oracle)."""
+    ordered = np.sort(hashes)
+    ndv = int(ordered.size and 1 + np.count_nonzero(ordered[1:] != ordered[:-1]))
+    f = Sbbf.with_ndv_fpp(ndv, fpp, policy=policy)
+    f.insert_hashes(ordered)
+    return f, ndv
+
+
+@pytest.mark.parametrize("policy", ["parquet", "putze"])
+@pytest.mark.parametrize(
+    "case",
+    ["empty", "one", "zero_and_dupes", "random_dupes", "low_bits_equal", "high_bits_equal"],
+)
+def test_build_filter_counts_exactly_and_builds_the_same_filter(case, policy):
+    rng = np.random.default_rng(3)
+    hashes = {
+        "empty": np.zeros(0, np.uint64),
+        "one": np.array([7], np.uint64),
+        "zero_and_dupes": np.array([0, 0, 5, 5, 2**64 - 1, 0], np.uint64),
+        "random_dupes": rng.choice(rng.integers(0, 2**64, 5000, np.uint64), 40_000),
+        # Values a hash table keyed by low or high bits would pile into one run of slots.
+        "low_bits_equal": (np.arange(20_000, dtype=np.uint64) << np.uint64(40)) | np.uint64(9),
+        "high_bits_equal": np.arange(20_000, dtype=np.uint64) | np.uint64(0xABCD << 48),
+    }[case]
+    f, ndv = build_filter(hashes, 0.01, policy)
+    expected, expected_ndv = _sorted_build(hashes, 0.01, policy)
+    assert ndv == expected_ndv == np.unique(hashes).size
+    assert f.to_bytes() == expected.to_bytes()
+
+
+def test_count_distinct_kernel_against_numpy():
+    from bloomskip.sbbf.kernels import count_distinct
+
+    rng = np.random.default_rng(4)
+    for n in (1, 2, 3, 100, 4097):
+        h = rng.integers(0, 50, n).astype(np.uint64)
+        for multiplier in (1, 3, 0x9E3779B97F4A7C15):
+            assert count_distinct(h, np.uint64(multiplier)) == np.unique(h).size

@@ -392,8 +392,8 @@ def test_builds_and_refreshes_killed_at_random_points_leave_an_index_that_answer
 
 KILL_POINTS = [
     "table_temp_written",
-    "tables_written:1",
-    "tables_written:3",
+    "objects_written:1",
+    "objects_written:3",
     "manifest_temp_written",
     "manifest_linked",
 ]

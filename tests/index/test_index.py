@@ -30,6 +30,7 @@ from bloomskip.index.zones import zone_bounds
 from bloomskip.parquet.bloom import read_bloom_filters
 from bloomskip.sbbf import Sbbf
 from bloomskip.sbbf.sizing import num_bytes_for
+from tests.support.index_dump import check_served
 
 
 def _table(i: int, n: int = 3000) -> pa.Table:
@@ -69,9 +70,7 @@ def _covers(res: index.QueryResult, path: str, row: int) -> bool:
 def test_zone_table_has_lances_columns_metadata_and_parquet_identical_filters(lake, tmp_path):
     idx = tmp_path / "idx"
     index.build(lake, ["uid", "k"], idx, zone_rows=1000, fpp=0.01, sizing="exact")
-    m = store.read_manifest(str(idx))
-    seg = m.columns["uid"].segments[0]
-    t = pq.read_table(idx / seg.zones[0])
+    t = index.open(idx).zones("uid")  # served from the slabs, as Lance's table
     assert t.schema.names[:5] == [
         "fragment_id",
         "zone_start",
@@ -359,7 +358,10 @@ def test_missing_or_corrupt_index_files_are_typed_errors(lake, tmp_path):
     directory = tmp_path / "idx" / seg.directory
     good = directory.read_bytes()
     directory.write_bytes(b"garbage")
-    with pytest.raises(CorruptFileError, match="not a bloomskip"):
+    with pytest.raises(CorruptFileError, match="the manifest says"):
+        index.open(tmp_path / "idx").query("k = 1")
+    directory.write_bytes(b"garbage".ljust(len(good), b"!"))
+    with pytest.raises(CorruptFileError, match="checksum"):
         index.open(tmp_path / "idx").query("k = 1")
     directory.write_bytes(good[:-5])
     with pytest.raises(CorruptFileError):
@@ -368,29 +370,57 @@ def test_missing_or_corrupt_index_files_are_typed_errors(lake, tmp_path):
     with pytest.raises(CorruptFileError, match=r"missing|not a bloomskip"):
         index.open(tmp_path / "idx").query("k = 1")
     directory.write_bytes(good)
+    flipped = bytearray(good)
+    flipped[len(good) // 2] ^= 1
+    directory.write_bytes(bytes(flipped))
+    with pytest.raises(CorruptFileError, match="checksum"):
+        index.open(tmp_path / "idx").query("k = 1")
+    directory.write_bytes(good)
     slab = tmp_path / "idx" / seg.slabs[0]
-    slab.write_bytes(slab.read_bytes()[:10])
+    data = slab.read_bytes()
+    slab.write_bytes(data[:10])
     with pytest.raises(CorruptFileError, match="cut short"):
         index.open(tmp_path / "idx").query("k = 1")
-    table = tmp_path / "idx" / seg.zones[0]
-    table.write_bytes(b"garbage")
-    with pytest.raises(CorruptFileError, match="unreadable index table"):
-        index.open(tmp_path / "idx").zones("k")
+    for at in (0, len(data) // 2, len(data) - 1):  # one bit of a filter: never a new answer
+        flipped = bytearray(data)
+        flipped[at] ^= 0x10
+        slab.write_bytes(bytes(flipped))
+        with pytest.raises(CorruptFileError, match="checksum"):
+            index.open(tmp_path / "idx").zones("k")
+
+
+def _as_format_1(root, column: str) -> str:
+    """Rewrite the index at ``root`` as format 1 wrote it: the column's zones in one
+    Lance zone table, no serving layout. Returns the table's name."""
+    import json
+
+    rel = f"columns/0-{column}/{'ab' * 16}.zones.parquet"
+    pq.write_table(index.open(root).zones(column), root / rel, use_dictionary=False)
+    name = root / store.manifest_name(1)
+    doc = json.loads(name.read_text())
+    doc["format_version"] = 1
+    for key in ("dropped", "num_files", "num_rows"):
+        doc.pop(key, None)
+    segs = doc["columns"][column]["segments"]
+    doc["columns"][column]["segments"] = [
+        {
+            "zones": rel,
+            "files": [],
+            "num_fragments": sum(s["num_fragments"] for s in segs),
+            "num_zones": sum(s["num_zones"] for s in segs),
+            "zone_bytes": sum(s["zone_bytes"] for s in segs),
+            "file_bytes": 0,
+        }
+    ]
+    name.write_text(json.dumps(doc))
+    return rel
 
 
 def test_a_format_1_index_is_read_and_its_unusable_filters_may_match(lake, tmp_path):
     """An index as format 1 wrote it (zone tables only, no serving layout) is queried from
     its zone tables; zones whose filters are not whole blocks may match."""
-    import json
-
     index.build(lake, ["k"], tmp_path / "v1", zone_rows=1000)
-    name = tmp_path / "v1" / store.manifest_name(1)
-    doc = json.loads(name.read_text())
-    doc["format_version"] = 1
-    for s in doc["columns"]["k"]["segments"]:
-        s.pop("directory"), s.pop("directory_size"), s.pop("slabs")
-    name.write_text(json.dumps(doc))
-    rel = doc["columns"]["k"]["segments"][0]["zones"][0]
+    rel = _as_format_1(tmp_path / "v1", "k")
     t = pq.read_table(tmp_path / "v1" / rel)
     bitsets = t.column("bloom_filter_data").to_pylist()
     bitsets[0] = b"\x00" * 33  # not whole blocks
@@ -516,3 +546,39 @@ def test_two_column_predicate_over_files_without_rows(tmp_path):
     index.build(d, ["uid", "k"], tmp_path / "idx")
     res = index.open(tmp_path / "idx").query("uid = 'a' AND k = 1")
     assert res.files == [] and res.skipped == [(str(d / "empty.parquet"), "empty file")]
+
+
+def test_refreshes_compaction_and_a_format_1_segment_keep_every_filter(lake, tmp_path):
+    """Segments pile up over refreshes, a format 1 segment among them; compaction (more
+    than 8 segments, or a quarter of the files dropped) rewrites them as one from the
+    older slabs and the format 1 table, and every live zone's filter stays what the
+    indexing function makes of its file."""
+    from bloomskip.index.build import MAX_SEGMENTS
+
+    idx = tmp_path / "idx"
+    index.build(lake, ["k", "uid"], idx, zone_rows=700)
+    _as_format_1(idx, "k")
+    for i in range(8, 8 + MAX_SEGMENTS - 1):
+        pq.write_table(_table(i, 1500), lake / f"part-{i}.parquet")
+        index.refresh(idx)
+    m = store.read_manifest(str(idx))
+    assert len(m.columns["k"].segments) == MAX_SEGMENTS
+    assert check_served(idx) > 0
+    pq.write_table(_table(99, 900), lake / "part-99.parquet")
+    index.refresh(idx)  # the ninth segment: compacted
+    m = store.read_manifest(str(idx))
+    assert [len(c.segments) for c in m.columns.values()] == [1, 1]
+    assert all(s.directory and not s.zones for c in m.columns.values() for s in c.segments)
+    compared = check_served(idx)
+    assert compared == sum(c.segments[0].num_zones for c in m.columns.values())
+    for f in sorted(lake.glob("part-*.parquet"))[::3]:  # a quarter and more dropped
+        f.unlink()
+    index.refresh(idx)
+    m2 = store.read_manifest(str(idx))
+    assert m2.dropped == () and check_served(idx) < compared
+    ix = index.open(idx)
+    for f in sorted(lake.glob("part-*.parquet")):
+        t = pq.read_table(f)
+        k, uid = t.column("k")[-1].as_py(), t.column("uid")[7].as_py()
+        assert str(f) in ix.query(f"k = {k}").paths
+        assert str(f) in ix.query(f"uid = '{uid}'").paths

@@ -240,6 +240,7 @@ def test_names_outside_the_index_are_refused(lake):
 def test_a_same_size_rewrite_within_the_second_is_seen(lake):
     """On an object store modification times have a second's precision: a rewrite to
     the same size within that second is told apart by its ETag."""
+
     def put(seed: int) -> pa.Table:
         t = pa.table({"uid": np.random.default_rng(seed).integers(0, 2**40, ROWS)})
         options = {"compression": "none", "use_dictionary": False}

@@ -447,13 +447,14 @@ def test_property_read_always_equals_plain_spark(
 
 
 def test_add_bloom_filters_to_a_lake(spark, lake, tmp_path):
-    (lake / "notes.orc").write_bytes(b"ORC" + b"\0" * 10)
+    (lake / "notes").write_bytes(b"neither Parquet nor ORC")
+    (lake / "broken.orc").write_bytes(b"ORC" + b"\0" * 10)
     (lake / "broken.parquet").write_bytes(b"PAR1" + b"\0" * 40 + b"PAR1")
     before = {p.name: p.read_bytes() for p in lake.glob("part-*.parquet")}
     rep = add_bloom_filters(spark, lake, ["k", "s"], fpp=0.01)
     assert rep.files_changed == 8 and rep.files_unchanged == 0
-    assert [os.path.basename(p) for p, _ in rep.failed] == ["broken.parquet"]
-    assert [os.path.basename(p) for p, _ in rep.skipped] == ["notes.orc"]
+    assert sorted(os.path.basename(p) for p, _ in rep.failed) == ["broken.orc", "broken.parquet"]
+    assert [os.path.basename(p) for p, _ in rep.skipped] == ["notes"]
     assert rep.filters_added == sum(2 * pq.ParquetFile(lake / n).num_row_groups for n in before)
     assert rep.bytes_added > 0 and "8 changed" in rep.summary()
     for name, data in before.items():

@@ -75,9 +75,9 @@ def hook(kill_at: str) -> None:
                 die()
 
         proxy.link = link_then_die
-    elif kill_at.startswith("tables_written:"):  # N whole tables written, no manifest
+    elif kill_at.startswith("objects_written:"):  # N whole objects written, no manifest
         cls = storage.LocalStorage
-        limit, real, count = int(kill_at.split(":")[1]), cls.write_table, [0]
+        limit, real, count = int(kill_at.split(":")[1]), cls.write, [0]
 
         def write_then_maybe_die(*a: Any, **k: Any) -> Any:
             out = real(*a, **k)
@@ -86,7 +86,7 @@ def hook(kill_at: str) -> None:
                 die()
             return out
 
-        cls.write_table = write_then_maybe_die
+        cls.write = write_then_maybe_die  # tables too: write_table writes through it
     else:
         raise ValueError(f"unknown kill_at {kill_at}")
     storage.os = proxy

@@ -14,12 +14,15 @@ adds its parser with ``func=`` the function that runs it: parse, call the librar
 the result's text or ``--json``. Values are checked by the ``type=`` functions of
 :mod:`.args` before anything runs. :func:`main` turns every error into one line on
 stderr: usage errors and :class:`~bloomskip.errors.BloomskipError`/``OSError`` exit 2,
-Ctrl-C exits 130 (``bloomskip: interrupted``), a closed stdout pipe exits 141 quietly.
+Ctrl-C exits 130 (``bloomskip: interrupted``), SIGTERM or SIGHUP while a file is written
+exits 128 + the signal (``bloomskip: interrupted by SIGTERM``; see
+:mod:`bloomskip.replace`), a closed stdout pipe exits 141 quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 
 from bloomskip.cli import add_bloom, demo, hash, index, inspect, probe, prune, size
 from bloomskip.cli.common import (
@@ -62,15 +65,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; the exit code (0, 2 for bad input, 130 on Ctrl-C)."""
+    """Run one command; the exit code (0, 2 for bad input, 130 on Ctrl-C, 128 + N on
+    signal N while writing a file)."""
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args))
     except SystemExit as e:  # --help (0), or a usage error already said in one line (2)
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-    except KeyboardInterrupt:
-        say_error(f"{PROG}: interrupted")
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C, or Interrupted (a signal while writing a file)
+        signum = getattr(e, "signum", signal.SIGINT)
+        if signum == signal.SIGINT:
+            say_error(f"{PROG}: interrupted")
+        else:
+            say_error(f"{PROG}: {e}")
+        return 128 + signum
     except StdoutClosed:
         silence_stdout()
         return 141
@@ -79,4 +87,25 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+def run() -> None:
+    """The ``bloomskip`` executable: :func:`main`, then an exit that skips the
+    interpreter's teardown once every output is flushed. pyarrow's C++ thread pools can
+    abort a finished process at teardown ("terminate called without an active
+    exception", exit -6, apache/arrow#34314): a command that did its work must not then
+    report a failure. Nothing of bloomskip's needs teardown: files are written, renamed
+    and cleaned up before :func:`main` returns."""
+    import logging
+    import os
+    import sys
+
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):
+            code = code or 141
+    logging.shutdown()
+    os._exit(code)
+
+
+__all__ = ["COMMANDS", "build_parser", "main", "run"]

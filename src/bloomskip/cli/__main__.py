@@ -1,7 +1,5 @@
 """``python -m bloomskip.cli``: the ``bloomskip`` command."""
 
-import sys
+from bloomskip.cli import run
 
-from bloomskip.cli import main
-
-sys.exit(main())
+run()

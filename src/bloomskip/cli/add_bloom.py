@@ -1,7 +1,11 @@
-"""``bloomskip add-bloom``: add bloom filters to a Parquet file without rewriting its data.
+"""``bloomskip add-bloom``: add bloom filters to a Parquet or ORC file without rewriting
+its data.
 
-:func:`bloomskip.parquet.write.add_bloom_filters`: data pages copied byte for byte, the
-filters and a new footer appended; without DST the file is replaced atomically.
+The file's format (:mod:`bloomskip.formats`) picks the writer: Parquet,
+:func:`bloomskip.parquet.write.add_bloom_filters` (data pages copied byte for byte, the
+filters and a new footer appended); ORC, :func:`bloomskip.orc.write.add_bloom_filters`
+(data streams copied byte for byte, BLOOM_FILTER_UTF8 streams added to each stripe's
+index). Without DST the file is replaced atomically.
 """
 
 from __future__ import annotations
@@ -14,13 +18,20 @@ from bloomskip.cli.common import emit, emit_json
 from bloomskip.cli.keys import KEYS_HELP, add_key_options, decryption
 
 DESCRIPTION = """\
-Add a bloom filter to each row group of the chosen columns, sized for its exact number
-of distinct values at the target FPP. The data pages are copied byte for byte; the
-filters and a new footer are appended. Without DST the file is replaced atomically.
-Answers nothing: it makes later lookups (prune, probe, Spark, DuckDB, pyarrow) skip
-row groups.
+Add a bloom filter to each row group of the chosen columns of a Parquet or ORC file.
+The data is copied byte for byte. Without DST the file is replaced atomically. Answers
+nothing: it makes later lookups (prune, probe, Spark, DuckDB, ORC's readers) skip row
+groups.
 
-Sizing: --policy parquet (default) is the formula of parquet-java, arrow-rs, Arrow C++
+Parquet: each filter is sized for its row group's exact number of distinct values at
+the target FPP (default 0.01); the filters and a new footer are appended.
+
+ORC: each stripe gets the BLOOM_FILTER_UTF8 streams ORC Java writes, one filter per
+row group sized for the row index stride at the target FPP (default 0.05, as ORC's
+writers), in its index; the file needs a row index. --policy, --ndv and the key options
+are for Parquet files.
+
+Parquet sizing: --policy parquet (default) is the formula of parquet-java, arrow-rs, Arrow C++
 and DuckDB, which can miss the target FPP a little; --policy putze always meets it.
 --ndv auto skips counting the distinct values: each filter is built for as many as the
 largest row group has rows, then folded down to the target FPP, as arrow-rs and Arrow
@@ -30,6 +41,9 @@ counts reported are then estimates.
 Columns that already have filters are kept unless --replace; BOOLEAN columns never get
 one (no reader uses them)."""
 
+#: Options that only Parquet files take, and how to tell they were given.
+_PARQUET_ONLY = ("--policy", "--ndv", "key options")
+
 EPILOG = (
     """\
 examples:
@@ -38,6 +52,7 @@ examples:
   bloomskip add-bloom events.parquet -c user_id --policy putze
   bloomskip add-bloom events.parquet -c user_id --ndv auto --fpp 0.05
   bloomskip add-bloom enc.parquet -c ssn --keys keys.json
+  bloomskip add-bloom events.orc -c user_id --fpp 0.01
 
 An encrypted file needs its footer key (the footer is encrypted or signed again)
 and the key of each encrypted column indexed; their filters are encrypted with
@@ -51,11 +66,13 @@ the column's key, plaintext columns get plaintext filters.
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "add-bloom",
-        help="add bloom filters to a Parquet file without rewriting its data",
+        help="add bloom filters to a Parquet or ORC file without rewriting its data",
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    p.add_argument("src", metavar="SRC", type=types.data_file, help="the Parquet file to read")
+    p.add_argument(
+        "src", metavar="SRC", type=types.data_file, help="the Parquet or ORC file to read"
+    )
     p.add_argument(
         "dst",
         nargs="?",
@@ -67,10 +84,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--column", "-c", action="append", dest="columns", metavar="C", type=types.column,
         help="a column to index, repeatable (default: every column a filter can serve)",
     )  # fmt: skip
-    p.add_argument("--fpp", type=types.fpp, default=0.01, help="target FPP (default 0.01)")
     p.add_argument(
-        "--policy", choices=("parquet", "putze"), default="parquet",
-        help="sizing: parquet (the writers' formula, default) or putze (meets the FPP)",
+        "--fpp", type=types.fpp, default=None,
+        help="target FPP (default 0.01 for Parquet, 0.05 for ORC)",
+    )  # fmt: skip
+    p.add_argument(
+        "--policy", choices=("parquet", "putze"), default=None,
+        help="Parquet sizing: parquet (the writers' formula, default) or putze (meets the FPP)",
     )  # fmt: skip
     p.add_argument(
         "--ndv", type=types.ndv_or_auto, default=None, metavar="auto|N",
@@ -85,21 +105,47 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bloomskip.parquet.write import add_bloom_filters
+    from bloomskip import formats
 
-    result = add_bloom_filters(
-        args.src,
-        args.dst,
-        args.columns,
-        args.fpp,
-        replace=args.replace,
-        policy=args.policy,
-        ndv=args.ndv,
-        progress=args.progress or sys.stderr.isatty(),
-        decryption=decryption(args),
-    )
+    progress = args.progress or sys.stderr.isatty()
+    if formats.of_path(args.src).name == "orc":
+        result = _run_orc(args, progress)
+    else:
+        from bloomskip.parquet.write import add_bloom_filters
+
+        result = add_bloom_filters(
+            args.src,
+            args.dst,
+            args.columns,
+            0.01 if args.fpp is None else args.fpp,
+            replace=args.replace,
+            policy=args.policy or "parquet",
+            ndv=args.ndv,
+            progress=progress,
+            decryption=decryption(args),
+        )
     if args.json:
         emit_json(result.to_dict())
     else:
         emit(result.to_text())
     return 0
+
+
+def _run_orc(args: argparse.Namespace, progress: bool):
+    from bloomskip.errors import InvalidParameterError
+    from bloomskip.orc.write import DEFAULT_FPP, add_bloom_filters
+
+    given = (args.policy is not None, args.ndv is not None, decryption(args) is not None)
+    wrong = [name for name, g in zip(_PARQUET_ONLY, given, strict=True) if g]
+    if wrong:
+        raise InvalidParameterError(
+            f"{args.src} is an ORC file: {', '.join(wrong)} apply to Parquet files only"
+        )
+    return add_bloom_filters(
+        args.src,
+        args.dst,
+        args.columns,
+        DEFAULT_FPP if args.fpp is None else args.fpp,
+        replace=args.replace,
+        progress=progress,
+    )

@@ -143,8 +143,16 @@ class VarBytes:
 PlainValues = Words | Rows | VarBytes
 
 
+#: Up to this many values are hashed one by one with the ``xxhash`` C library (xxHash's
+#: reference implementation): a lookup of a few values never loads numba, whose import
+#: alone costs about 0.4 s. Larger batches go to the compiled kernels.
+SMALL_BATCH = 64
+
+
 def hash_plain(plain: PlainValues, algorithm: HashAlgorithm = HashAlgorithm.XXHASH64) -> np.ndarray:
     """The 64-bit hash of every value, as a ``uint64`` array."""
+    if algorithm is HashAlgorithm.XXHASH64 and len(plain) <= SMALL_BATCH:
+        return _xxhash_small(plain)
     out = np.empty(len(plain), dtype=np.uint64)
     if isinstance(plain, Words) and algorithm is not HashAlgorithm.XXHASH64:
         plain = plain.as_rows()
@@ -155,3 +163,20 @@ def hash_plain(plain: PlainValues, algorithm: HashAlgorithm = HashAlgorithm.XXHA
     else:
         kernels.hash_var(plain.offsets, plain.data, out, algorithm.code)
     return out
+
+
+def _xxhash_small(plain: PlainValues) -> np.ndarray:
+    """xxHash64 (seed 0) of a few values, without the compiled kernels."""
+    from xxhash import xxh64_intdigest
+
+    if isinstance(plain, Words):
+        values = np.ascontiguousarray(plain.values)
+        raw, width = values.astype(values.dtype.newbyteorder("<")).tobytes(), values.itemsize
+        items = [raw[i * width : (i + 1) * width] for i in range(len(values))]
+    elif isinstance(plain, Rows):
+        w = plain.width
+        items = [plain.data[i * w : (i + 1) * w].tobytes() for i in range(plain.count)]
+    else:
+        o = plain.offsets
+        items = [plain.data[o[i] : o[i + 1]].tobytes() for i in range(len(plain))]
+    return np.array([xxh64_intdigest(b) for b in items], dtype=np.uint64)

@@ -54,6 +54,7 @@ from bloomskip.index.layout import (
     SIZINGS,
     ColumnIndex,
     Manifest,
+    Segment,
     Zoning,
     column_directory,
 )
@@ -89,7 +90,9 @@ class Runner(Protocol):
         zoning: Zoning,
     ) -> Iterator[TaskResult]: ...
 
-    def slabs(self, storage: Storage, jobs: list[serving.SlabJob]) -> None: ...
+    def slabs(self, storage: Storage, jobs: list[serving.SlabJob]) -> list[np.ndarray]:
+        """Run :func:`~.serving.build_slab` for every job; what each returned, in order."""
+        ...
 
     def parallelism(self) -> int:
         """How many threads the committing process may use for its own work."""
@@ -135,12 +138,11 @@ class LocalRunner:
                 for fut in futures:  # an error or Ctrl-C: do not wait for queued tasks
                     fut.cancel()
 
-    def slabs(self, storage, jobs) -> None:
+    def slabs(self, storage, jobs) -> list[np.ndarray]:
         with ThreadPoolExecutor(max_workers=self.threads) as pool:
             futures = [pool.submit(serving.build_slab, storage, job) for job in jobs]
             try:
-                for fut in futures:
-                    fut.result()
+                return [fut.result() for fut in futures]
             finally:
                 for fut in futures:
                     fut.cancel()
@@ -442,6 +444,7 @@ def _update(
             dropped=() if compact else tuple(d for d in dropped if d not in live),
             num_files=len(live_rows),
             num_rows=int(sum(int(r["num_rows"]) for r in live_rows)),
+            num_bytes=int(sum(int(r["size"]) for r in live_rows)),
         )
         try:
             store.publish(storage, manifest)
@@ -519,14 +522,26 @@ def _add_segment(
     runner: Runner,
     report: BuildReport,
 ) -> ColumnIndex:
-    planned = seg.plan_segment(storage, col, picks) if picks else None
-    if planned is None:
-        return col
-    segment, jobs = planned
-    runner.slabs(storage, jobs)
+    segment = _write_segment(storage, col, picks, runner, report)
+    return col if segment is None else col.with_segments((*col.segments, segment))
+
+
+def _write_segment(
+    storage: Storage,
+    col: ColumnIndex,
+    picks: list[tuple[ColumnPart, np.ndarray]],
+    runner: Runner,
+    report: BuildReport,
+) -> Segment | None:
+    plan = seg.plan_segment(col, picks) if picks else None
+    if plan is None:
+        return None
+    segment = seg.finish(storage, plan, runner.slabs(storage, plan.jobs))
     report.zones_written += segment.num_zones
-    report.bytes_written += segment.zone_bytes * 2 + segment.file_bytes + segment.directory_size
-    return col.with_segments((*col.segments, segment))
+    report.bytes_written += segment.directory_size + sum(
+        storage.size(n) or 0 for n in segment.slabs
+    )
+    return segment
 
 
 def _compact(
@@ -537,22 +552,29 @@ def _compact(
     runner: Runner,
     report: BuildReport,
 ) -> ColumnIndex:
-    """One segment holding the live zones of all of ``col``'s segments."""
+    """One segment holding the live zones of all of ``col``'s segments: served segments
+    give their slabs' blocks, format 1 segments their zone tables (through parts)."""
     live_arr = pa.array(sorted(live), type=pa.uint64())
-    rels = [r for s in col.segments for r in s.zones]
+    keep = np.array(sorted(live), dtype=np.uint64)
+    rels = [r for s in col.segments if not s.directory for r in s.zones]
     with ThreadPoolExecutor(max_workers=max(1, runner.parallelism())) as pool:
         parts = list(pool.map(lambda r: seg.repart(storage, col, zoning, r, live_arr), rels))
-    keep = np.array(sorted(live), dtype=np.uint64)
-    planned = seg.plan_segment(storage, col, [(p, keep) for p in parts])
+        parts += pool.map(
+            lambda s: seg.from_segment(storage, col, s), [s for s in col.segments if s.directory]
+        )
     files = [r for s in col.segments for r in s.files]
     merged_files = seg.file_parts(storage, col, files, live_arr) if files else None
-    if planned is None:
+    try:
+        segment = _write_segment(storage, col, [(p, keep) for p in parts], runner, report)
+    finally:  # the format 1 tables' parts: the slabs hold their blocks now
+        for p in parts:
+            for rel in p.names:
+                with contextlib.suppress(OSError, BloomskipError):
+                    storage.delete(rel)
+    if segment is None:
         return col.with_segments(())
-    segment, jobs = planned
-    runner.slabs(storage, jobs)
-    segment = replace(segment, files=(merged_files,) if merged_files else ())
-    report.bytes_written += segment.zone_bytes * 2 + segment.directory_size
-    return col.with_segments((segment,))
+    report.zones_written -= segment.num_zones  # rewritten, not new
+    return col.with_segments((replace(segment, files=(merged_files,) if merged_files else ()),))
 
 
 def _new_column(

@@ -349,6 +349,7 @@ class Manifest:
     dropped: tuple[int, ...] = ()
     num_files: int = 0
     num_rows: int = 0
+    num_bytes: int = 0  # of the live files (0: not recorded)
     format_version: int = FORMAT_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -366,6 +367,7 @@ class Manifest:
             "next_fragment_id": self.next_fragment_id,
             "num_files": self.num_files,
             "num_rows": self.num_rows,
+            "num_bytes": self.num_bytes,
             "dropped": list(self.dropped),
             "columns": {name: c.to_json() for name, c in self.columns.items()},
         }
@@ -406,6 +408,7 @@ class Manifest:
                 dropped=tuple(_count(v, label) for v in d.get("dropped", [])),
                 num_files=_count(d.get("num_files", 0), label),
                 num_rows=_count(d.get("num_rows", 0), label),
+                num_bytes=_count(d.get("num_bytes", 0), label),
                 format_version=version,
             )
         except CorruptFileError:

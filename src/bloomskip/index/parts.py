@@ -4,14 +4,14 @@ A task (a thread of the local engine, or a Spark task) indexes a group of files
 (:func:`run_task`): :func:`~bloomskip.index.zones.index_file` each, then, per column,
 it writes straight to the index's storage
 
-* a Lance zone table part (``<uuid>.zones.parquet``) with every zone of its files,
+* a serving part (``<uuid>.blocks``): its zones' filters, block-major per size class
+  (:mod:`.serving`), from which the segment's slabs are made;
 * a file table part (``<uuid>.files.parquet``) when file filters are on,
-* a serving part (``<uuid>.blocks``): the same filters, block-major per size class,
 
 and returns only what the committing process needs (:class:`TaskResult`): per file its
-row count or error, per column the part names and about 18 bytes per zone (key, length,
-flags, size class). No filter ever travels back, so the committing process holds memory
-for the number of files and zones, not for the filters.
+row count or error, per column the part names and about 26 bytes per zone (key, length,
+flags, distinct count, size class). No filter ever travels back, so the committing
+process holds memory for the number of files and zones, not for the filters.
 
 Part names are fresh; a part no manifest comes to reference (a task retried, a build
 that lost a commit race or was killed) is an orphan that :func:`~.store.vacuum` removes.
@@ -56,20 +56,21 @@ class FileResult:
 class ColumnPart:
     """One column's part of one task: names, and the zones' facts in part order."""
 
-    zones: str | None
     files: str | None
-    blocks: serving.Part | None
+    blocks: serving.BlockSource | None  # a task's part, or an older segment's slabs
     fragment: np.ndarray  # uint64 per zone
     keys: np.ndarray  # uint64 per zone
     lengths: np.ndarray  # uint64
     flags: np.ndarray  # uint8 (HAS_NULL | HAS_VALUE)
+    ndv: np.ndarray  # uint64: distinct values per zone
     zone_class: np.ndarray  # uint8: class within the part, NO_CLASS: none
-    zone_bytes: int = 0
     file_bytes: int = 0
 
     @property
     def names(self) -> list[str]:
-        return [n for n in (self.zones, self.files, self.blocks and self.blocks.rel) if n]
+        """What the task wrote (an older segment's slabs are not the task's)."""
+        part = self.blocks.rel if isinstance(self.blocks, serving.Part) else None
+        return [n for n in (self.files, part) if n]
 
 
 @dataclass
@@ -127,25 +128,15 @@ def _write_column(
     keys = (fragment << np.uint64(40)) | starts.astype(np.uint64)
     lengths = np.concatenate([cz.zone_length for _, _, cz in zones] or [np.zeros(0, np.uint64)])
     has_null = np.concatenate([cz.has_null for _, _, cz in zones] or [np.zeros(0, np.bool_)])
-    has_value = np.concatenate([cz.ndv > 0 for _, _, cz in zones] or [np.zeros(0, np.bool_)])
+    ndv = np.concatenate([cz.ndv for _, _, cz in zones] or [np.zeros(0, np.uint64)])
+    has_value = ndv > 0
     flags = (
         has_null.astype(np.uint8) * serving.HAS_NULL
         + has_value.astype(np.uint8) * serving.HAS_VALUE
     )
-    part = ColumnPart(None, None, None, fragment, keys, lengths, flags.astype(np.uint8),
-                      np.zeros(0, np.uint8))  # fmt: skip
-    meta = zone_metadata(col, zoning)
+    part = ColumnPart(None, None, fragment, keys, lengths, flags.astype(np.uint8),
+                      ndv.astype(np.uint64), np.zeros(0, np.uint8))  # fmt: skip
     if zones:
-        zt = pa.concat_tables([fz.zone_table(col.name, fid) for fz, fid, _ in zones])
-        part.zones = store.new_name(col.directory, ".zones.parquet")
-        storage.write_table(
-            part.zones,
-            zt.replace_schema_metadata(meta),
-            use_dictionary=False,
-            write_statistics=[n for n in zt.column_names if n != "bloom_filter_data"],
-            row_group_size=4096,
-        )
-        part.zone_bytes = int(sum(cz.offsets[-1] for _, _, cz in zones))
         data = np.concatenate([cz.data for _, _, cz in zones])
         sizes = np.concatenate([np.diff(cz.offsets) for _, _, cz in zones])
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
@@ -159,6 +150,7 @@ def _write_column(
         if ft:
             table = pa.concat_tables(ft)
             part.files = store.new_name(col.directory, ".files.parquet")
+            meta = zone_metadata(col, zoning)
             storage.write_table(part.files, table.replace_schema_metadata(meta))
             part.file_bytes = int(
                 sum(len(b) for b in table.column("bloom_filter_data").to_pylist())

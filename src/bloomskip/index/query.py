@@ -44,14 +44,16 @@ import pyarrow.compute as pc
 from bloomskip.errors import CorruptFileError
 from bloomskip.expr.bind import Column, bind, referenced
 from bloomskip.expr.expressions import BoundReference, Expression
-from bloomskip.index import store
+from bloomskip.index import serving, store
 from bloomskip.index.evidence import Universe, column_evidence
 from bloomskip.index.layout import (
     FRAGMENT_SCHEMA,
     ZONE_SCHEMA,
     ColumnIndex,
     Manifest,
+    Segment,
     check_zone_table,
+    zone_metadata,
 )
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.index.zonedata import KEY_SHIFT, ColumnData, load_column
@@ -99,7 +101,8 @@ class QueryResult:
     version: int
     predicate: str
     files: list[FileCandidate] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why), when named
+    skip_reasons: dict[str, int] = field(default_factory=dict)  # why -> files ruled out
     files_total: int = 0
     zones_total: int = 0
     zones_candidate: int = 0
@@ -107,6 +110,7 @@ class QueryResult:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     sizes: dict[str, int] = field(default_factory=dict)  # path -> bytes, as listed
+    total_bytes: int | None = None  # the lake's bytes when not every size is known
 
     @property
     def paths(self) -> list[str]:
@@ -118,7 +122,13 @@ class QueryResult:
 
     @property
     def bytes_total(self) -> int:
-        return sum(self.sizes.values())
+        return self.total_bytes if self.total_bytes is not None else sum(self.sizes.values())
+
+    @property
+    def files_skipped(self) -> int:
+        """Files ruled out (empty files among them)."""
+        empty = sum(1 for _, why in self.skipped if why == "empty file")
+        return sum(self.skip_reasons.values()) + empty
 
     @property
     def bytes_candidate(self) -> int:
@@ -141,6 +151,7 @@ class QueryResult:
             "notes": self.notes,
             "seconds": round(self.seconds, 6),
             "files": [f.to_json() for f in self.files],
+            "skip_reasons": self.skip_reasons,
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
         }
 
@@ -235,14 +246,21 @@ class ZoneIndex:
         return {int(r["fragment_id"]): r for r in rows}
 
     def zones(self, column: str) -> pa.Table:
-        """The live zone table of ``column``: Lance's columns, sorted by fragment and start."""
+        """The live zone table of ``column``, as Lance's: ``fragment_id, zone_start,
+        zone_length, has_null, bloom_filter_data`` (and ``ndv``), sorted by fragment and
+        start. Served segments give their filters back from the slabs (the whole column
+        is read: an export, not a lookup)."""
         col = self.columns[column]
         live = self._live()
         tables = []
-        for rel in (r for s in col.segments for r in s.zones):
-            t = self.storage.read_table(rel)
-            check_zone_table(t, col, self.manifest.zoning, self.storage.label(rel))
-            tables.append(t.filter(pc.is_in(t.column("fragment_id"), value_set=live)))
+        for s in col.segments:
+            if s.directory:
+                tables.append(self._served_table(col, s, live))
+                continue
+            for rel in s.zones:
+                t = self.storage.read_table(rel)
+                check_zone_table(t, col, self.manifest.zoning, self.storage.label(rel))
+                tables.append(t.filter(pc.is_in(t.column("fragment_id"), value_set=live)))
         if not tables:
             return ZONE_SCHEMA.empty_table()
         zt = pa.concat_tables([t.select(ZONE_SCHEMA.names).cast(ZONE_SCHEMA) for t in tables])
@@ -251,7 +269,64 @@ class ZoneIndex:
         first = np.ones(zt.num_rows, np.bool_)
         first[1:] = key[1:] != key[:-1]
         zt = zt.filter(pa.array(first))
-        return pa.Table.from_arrays(zt.columns, names=zt.column_names)  # as Lance's: nullable
+        meta = zone_metadata(col, self.manifest.zoning)  # Lance's keys and bloomskip's
+        return pa.Table.from_arrays(zt.columns, names=zt.column_names).replace_schema_metadata(
+            meta
+        )  # fields nullable, as Lance's
+
+    def _directory(self, col: ColumnIndex, s: Segment) -> serving.Directory:
+        d = serving.read_directory(self.storage, s.directory, s.directory_size, s.num_zones)
+        if d.identity != col.identity():
+            raise CorruptFileError(
+                f"{self.storage.label(s.directory)}: holds {d.identity}, the manifest says "
+                f"{col.identity()}"
+            )
+        return d
+
+    def _served_table(self, col: ColumnIndex, s: Segment, live: pa.Array) -> pa.Table:
+        d = self._directory(col, s)
+        filters = serving.served_zones(self.storage, d, s.slabs)
+        fragment = d.keys >> np.uint64(40)
+        return pa.table(
+            {
+                "fragment_id": pa.array(fragment, pa.uint64()),
+                "zone_start": pa.array(d.keys & np.uint64((1 << 40) - 1), pa.uint64()),
+                "zone_length": pa.array(d.lengths, pa.uint64()),
+                "has_null": pa.array((d.flags & serving.HAS_NULL) > 0),
+                "bloom_filter_data": pa.array(filters, pa.binary()),
+                "ndv": pa.array(d.ndv, pa.uint64()),
+            }
+        ).filter(pc.is_in(pa.array(fragment, pa.uint64()), value_set=live))
+
+    def _zone_sizes(self, col: ColumnIndex) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per live zone of ``col``: its fragment, filter bytes (0: none) and distinct
+        count - from the directories, without reading a filter."""
+        if not all(s.directory for s in col.segments):  # format 1: the tables themselves
+            t = self.zones(col.name)
+            nbytes = pc.binary_length(t.column("bloom_filter_data")).to_numpy()
+            return (
+                t.column("fragment_id").to_numpy().astype(np.uint64),
+                nbytes.astype(np.int64),
+                t.column("ndv").to_numpy().astype(np.float64),
+            )
+        live = np.sort(self._live().to_numpy().astype(np.uint64))
+        frags, sizes, ndvs = [], [], []
+        for s in col.segments:
+            d = self._directory(col, s)
+            blocks = np.array([c["blocks"] for c in d.classes] + [0] * 256, np.int64)
+            frag = d.keys >> np.uint64(40)
+            ok = np.isin(frag, live)
+            frags.append(frag[ok])
+            sizes.append(blocks[d.zone_class[ok]] * 32)
+            ndvs.append(d.ndv[ok])
+        if not frags:
+            z = np.zeros(0, np.int64)
+            return z.astype(np.uint64), z, z.astype(np.float64)
+        return (
+            np.concatenate(frags),
+            np.concatenate(sizes).astype(np.int64),
+            np.concatenate(ndvs).astype(np.float64),
+        )
 
     def _live(self) -> pa.Array:
         return self.fragments().column("fragment_id").combine_chunks().cast(pa.uint64())
@@ -323,7 +398,7 @@ class ZoneIndex:
             bound, fids, self.columns, self._column, max_in_fpp, res.notes,
             lambda: np.sort(self._live().to_numpy().astype(np.uint64)),
         )  # fmt: skip
-        rows_of = self.fragment_rows(list(decided.candidates) + list(decided.skipped))
+        rows_of = self.fragment_rows(list(decided.candidates))
         for fid, (zones, why) in decided.candidates.items():
             r = rows_of.get(fid)
             if r is None:
@@ -335,10 +410,12 @@ class ZoneIndex:
                 res.skipped.append((path, "empty file"))
                 continue
             res.files.append(FileCandidate(path, why, int(r["num_rows"]), zones, fid))
-        for fid, why in decided.skipped.items():
-            r = rows_of.get(fid)
-            if r is not None:
-                res.skipped.append((src.uri_of(r["path"]), why))
+        res.skip_reasons = decided.reasons()
+        if listing is not None:  # every ruled-out file is named: they are listed anyway
+            for fid, why in decided.skipped_items().items():
+                res.skipped.append((src.uri_of(listing[fid].path), why))
+        else:  # named by count only: naming them would read the whole fragment table
+            res.total_bytes = self.manifest.num_bytes or None
         res.zones_total, res.zones_candidate = decided.zones_total, decided.zones_candidate
         res.files.sort(key=lambda f: f.path)
         res.seconds = time.perf_counter() - t0
@@ -379,9 +456,7 @@ class ZoneIndex:
         cols = {}
         total_rows = max(out["rows_indexed"], 1)
         for name, col in self.columns.items():
-            zt = self.zones(name)
-            nbytes = pc.binary_length(zt.column("bloom_filter_data")).to_numpy().astype(np.int64)
-            ndv = zt.column("ndv").to_numpy().astype(np.float64)
+            frag, nbytes, ndv = self._zone_sizes(col)
             fpp = putze_fpp_many(ndv, nbytes) if nbytes.size else nbytes
             zone_bytes = int(nbytes.sum())
             file_bytes = sum(s.file_bytes for s in col.segments)
@@ -392,8 +467,8 @@ class ZoneIndex:
                 "hash": f"{col.hash} seed {col.seed}",
                 "sizing": col.sizing,
                 "fpp_target": col.fpp,
-                "files": int(pc.count_distinct(zt.column("fragment_id")).as_py()),
-                "zones": zt.num_rows,
+                "files": int(np.unique(frag).shape[0]),
+                "zones": int(frag.shape[0]),
                 "segments": len(col.segments),
                 "zone_filter_bytes": zone_bytes,
                 "file_filter_bytes": file_bytes,
@@ -440,13 +515,28 @@ class ZoneIndex:
 
 @dataclass
 class Decided:
-    """Per file (fragment id): its candidate zones (None: the whole file) and why, or why
-    it is skipped."""
+    """Per candidate file (fragment id): its candidate zones (None: the whole file) and
+    why; the files ruled out, as arrays (a lookup over a large lake rules out most of its
+    files: no per-file Python object for them)."""
 
     candidates: dict[int, tuple[list[tuple[int, int]] | None, str]] = field(default_factory=dict)
-    skipped: dict[int, str] = field(default_factory=dict)
+    skipped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))  # fids
+    by_file_filter: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))
     zones_total: int = 0
     zones_candidate: int = 0
+
+    def reasons(self) -> dict[str, int]:
+        """How many files were ruled out, by reason."""
+        n = int(self.by_file_filter.sum())
+        counts = {"file filter": n, "every zone ruled out": int(self.skipped.shape[0]) - n}
+        return {k: v for k, v in counts.items() if v}
+
+    def skipped_items(self) -> dict[int, str]:
+        """Each ruled-out file and why (for callers that name them all)."""
+        return {
+            int(f): "file filter" if b else "every zone ruled out"
+            for f, b in zip(self.skipped.tolist(), self.by_file_filter.tolist(), strict=True)
+        }
 
 
 def decide(
@@ -504,17 +594,20 @@ def decide(
     out.zones_candidate = int(zone_may.sum())
     # Per file: its candidate zones. A file without zones in the universe is not indexed
     # for any referenced column: a candidate in full (unless empty).
-    first = np.searchsorted(zfile, np.arange(fids.shape[0]), side="left")
-    last = np.searchsorted(zfile, np.arange(fids.shape[0]), side="right")
-    for i, fid in enumerate(fids.tolist()):
-        a, b = int(first[i]), int(last[i])
-        if a == b:
+    n = fids.shape[0]
+    zones_of_file = np.bincount(zfile, minlength=n)
+    hits = np.bincount(zfile[zone_may], minlength=n)
+    ruled_out = (zones_of_file > 0) & (hits == 0)
+    out.skipped = fids[ruled_out]
+    out.by_file_filter = ~file_may[ruled_out]
+    first = np.searchsorted(zfile, np.arange(n), side="left")
+    for i in np.flatnonzero(~ruled_out).tolist():
+        fid = int(fids[i])
+        if zones_of_file[i] == 0:
             out.candidates[fid] = (None, f"not indexed for {', '.join(cols)}")
             continue
+        a, b = int(first[i]), int(first[i] + zones_of_file[i])
         hit = np.flatnonzero(zone_may[a:b]) + a
-        if hit.size == 0:
-            out.skipped[fid] = "file filter" if not file_may[i] else "every zone ruled out"
-            continue
         out.candidates[fid] = (
             _zone_ranges(keys[hit], hit, data, evidence),
             f"{hit.size} of {b - a} zones may match",
@@ -538,10 +631,12 @@ def evaluate(
     fids = np.array([r["fragment_id"] for r in indexed], dtype=np.uint64)
     res.rows_total = sum(r["num_rows"] for r in indexed) + sum(f.num_rows or 0 for f in res.files)
     decided = decide(bound, fids, columns, load, max_in_fpp, res.notes)
+    skipped = decided.skipped_items()
+    res.skip_reasons = decided.reasons()
     for r in indexed:
         fid, path = int(r["fragment_id"]), uri_of(r["path"])
-        if fid in decided.skipped:
-            res.skipped.append((path, decided.skipped[fid]))
+        if fid in skipped:
+            res.skipped.append((path, skipped[fid]))
             continue
         zones, why = decided.candidates[fid]
         if zones is None and r["num_rows"] == 0:

@@ -1,58 +1,71 @@
 """Segments: the parts of one build, assembled into what a manifest lists for a column.
 
 After the indexing tasks (:mod:`.parts`), the committing process holds, per column, each
-part's names and zone facts. :func:`plan_segment` sorts the committed zones by key,
-writes the segment's serving directory and returns the *slab jobs*: each gathers one
-block range of one size class from every part (:func:`~.serving.build_slab`), so slabs
-are written in parallel (threads, or Spark tasks) without the committing process ever
-holding a filter.
+part's names and zone facts. :func:`plan_segment` sorts the chosen zones by key and
+returns a :class:`Plan`: the zones' facts and the *slab jobs*, each gathering one block
+range of one size class from every source (:func:`~.serving.build_slab`), so slabs are
+written in parallel (threads, or Spark tasks) without the committing process ever
+holding a filter. :func:`finish` then writes the segment's directory, with where each
+slab's frames end.
 
-:func:`compact` rewrites a column's segments as one when they pile up or hold many
-dropped fragments: it re-reads the Lance zone tables part by part (streaming), keeps the
-live zones, and plans a new segment from them the same way.
+Compaction rewrites a column's segments as one when they pile up or hold many dropped
+fragments: :func:`from_segment` turns a segment's directory into a source whose blocks
+come from its slabs, and :func:`repart` does the same for a format 1 segment's Lance zone
+tables (through a serving part); the live zones of them all are planned the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bloomskip.errors import CorruptFileError
 from bloomskip.index import serving, store
-from bloomskip.index.layout import ColumnIndex, Segment, Zoning, check_zone_table, zone_metadata
+from bloomskip.index.layout import ColumnIndex, Segment, Zoning, check_zone_table
 from bloomskip.index.parts import ColumnPart
 from bloomskip.index.storage import Storage
 
 
-def plan_segment(
-    storage: Storage, col: ColumnIndex, chosen: Sequence[tuple[ColumnPart, np.ndarray]]
-) -> tuple[Segment, list[serving.SlabJob]] | None:
+@dataclass
+class Plan:
+    """A segment whose slabs are to be written (:attr:`jobs`) before :func:`finish`."""
+
+    directory: str
+    identity: dict
+    zones: dict[str, np.ndarray]  # keys, lengths, flags, ndv, class
+    classes: list[tuple[int, int, int]]  # (blocks, count, slab blocks)
+    jobs: list[serving.SlabJob]
+    files: tuple[str, ...]
+    file_bytes: int
+
+
+def plan_segment(col: ColumnIndex, chosen: Sequence[tuple[ColumnPart, np.ndarray]]) -> Plan | None:
     """The segment of ``col`` made of, for each ``(part, fragments)``, the zones of those
-    fragments in that part; its directory is written, its slabs are to be built from the
-    jobs. A zone table part holding other zones too (a task whose file was re-read after
-    a lost commit race) is rewritten with these only. None when no zone is chosen."""
+    fragments in that part (a part may hold others: a task whose file was re-read after
+    a lost commit race). None when no zone is chosen."""
     kept = [np.isin(p.fragment, ids) for p, ids in chosen]
     if not any(k.any() for k in kept):
         return None
-    parts = [_only(storage, col, p, k) for (p, _), k in zip(chosen, kept, strict=True)]
+    parts = [p for p, _ in chosen]
     src_part = np.concatenate([np.full(int(k.sum()), i, np.int64) for i, k in enumerate(kept)])
-    keys = np.concatenate([p.keys[k] for p, k in zip(parts, kept, strict=True)])
-    lengths = np.concatenate([p.lengths[k] for p, k in zip(parts, kept, strict=True)])
-    flags = np.concatenate([p.flags[k] for p, k in zip(parts, kept, strict=True)])
+
+    def cat(field: str) -> np.ndarray:
+        return np.concatenate([getattr(p, field)[k] for p, k in zip(parts, kept, strict=True)])
+
+    keys, lengths, flags, ndv = cat("keys"), cat("lengths"), cat("flags"), cat("ndv")
     # Each zone's class within its part, its rank in that class, and the class's blocks.
     part_class, rank, blocks = [], [], []
     for p, k in zip(parts, kept, strict=True):
-        cls = (
-            p.zone_class
-            if p.blocks is not None
-            else np.full(k.shape[0], serving.NO_CLASS, np.uint8)
-        )
+        listed = p.blocks.classes if p.blocks is not None else ()
+        cls = p.zone_class if p.blocks is not None else np.full(k.shape[0], serving.NO_CLASS)
+        cls = cls.astype(np.uint8)
         r = np.zeros(cls.shape[0], np.int64)
         b = np.zeros(cls.shape[0], np.int64)
-        for j, (nb, _) in enumerate(p.blocks.classes if p.blocks is not None else ()):
+        for j, (nb, _) in enumerate(listed):
             m = cls == j
             r[m] = np.arange(int(m.sum()))
             b[m] = nb
@@ -64,80 +77,117 @@ def plan_segment(
     first = np.ones(keys.shape[0], np.bool_)  # a zone twice (cannot happen): keep one
     first[1:] = keys[order][1:] != keys[order][:-1]
     order = order[first]
-    keys, lengths, flags = keys[order], lengths[order], flags[order]
-    src_part, part_class_a, rank_a, blocks = (
-        src_part[order],
-        part_class_a[order],
-        rank_a[order],
-        blocks_a[order],
+    keys, lengths, flags, ndv = keys[order], lengths[order], flags[order], ndv[order]
+    src_part, part_class_a, rank_a, blocks_a = (
+        x[order] for x in (src_part, part_class_a, rank_a, blocks_a)
     )
-    sizes = sorted(set(blocks[blocks > 0].tolist()))
+    sizes = sorted(set(blocks_a[blocks_a > 0].tolist()))
     zone_class = np.full(keys.shape[0], serving.NO_CLASS, np.uint8)
     position = np.zeros(keys.shape[0], np.int64)
     for c, b in enumerate(sizes):
-        members = np.flatnonzero(blocks == b)
+        members = np.flatnonzero(blocks_a == b)
         zone_class[members] = c
         position[members] = np.arange(members.shape[0])
     counts = [int((zone_class == c).sum()) for c in range(len(sizes))]
     slab_sizes = [serving.slab_blocks(b, n) for b, n in zip(sizes, counts, strict=True)]
     directory = store.new_name(col.directory, ".dir")
-    dir_size = serving.write_directory(
-        storage,
-        directory,
-        col.identity(),
-        keys,
-        lengths,
-        flags,
-        zone_class,
-        list(zip(sizes, counts, slab_sizes, strict=True)),
-    )
     # Where each part's zones of each class go: the slab column, or -1 (not kept).
-    dest: dict[tuple[int, int], np.ndarray] = {}
-    for i, p in enumerate(parts):
-        for j, (_, n) in enumerate(p.blocks.classes if p.blocks is not None else ()):
-            dest[(i, j)] = np.full(n, -1, np.int64)
     has = part_class_a != serving.NO_CLASS
-    for (i, j), cols in dest.items():
-        mine = has & (src_part == i) & (part_class_a == j)
-        cols[rank_a[mine]] = position[mine]
-    jobs, slabs = [], []
+    jobs = []
     for c, (b, n, s) in enumerate(zip(sizes, counts, slab_sizes, strict=True)):
-        sources = tuple(
-            (parts[p].blocks, j, cols)
-            for (p, j), cols in dest.items()
-            if parts[p].blocks.classes[j][0] == b and (cols >= 0).any()
-        )
+        sources = []
+        for i, p in enumerate(parts):
+            for j, (nb, count) in enumerate(p.blocks.classes if p.blocks is not None else ()):
+                if nb != b:
+                    continue
+                mine = has & (src_part == i) & (part_class_a == j)
+                if not mine.any():
+                    continue
+                cols = np.full(count, -1, np.int64)
+                cols[rank_a[mine]] = position[mine]
+                sources.append((p.blocks, j, cols))
+        shared = tuple(sources)  # one object in every job of the class: pickled once
         for k in range(b // s):
             rel = serving.slab_name(directory, c, k)
-            slabs.append(rel)
-            jobs.append(serving.SlabJob(rel, b, n, k * s, (k + 1) * s, sources))
-    used = sorted({int(p) for p in src_part})
-    segment = Segment(
-        zones=tuple(parts[p].zones for p in used if parts[p].zones),
+            jobs.append(serving.SlabJob(rel, b, n, k * s, (k + 1) * s, shared))
+    return Plan(
+        directory=directory,
+        identity=col.identity(),
+        zones={"keys": keys, "lengths": lengths, "flags": flags, "ndv": ndv, "class": zone_class},
+        classes=list(zip(sizes, counts, slab_sizes, strict=True)),
+        jobs=jobs,
         files=tuple(p.files for p in parts if p.files),
+        file_bytes=sum(p.file_bytes for p in parts if p.files),
+    )
+
+
+def finish(storage: Storage, plan: Plan, frames: Sequence[np.ndarray]) -> Segment:
+    """Write ``plan``'s directory once its slabs are written (``frames``: what each slab
+    job returned - its frames' ends and CRCs - in job order) and return the segment."""
+    if len(frames) != len(plan.jobs):
+        raise ValueError(f"{len(frames)} slabs written of {len(plan.jobs)}")
+    per_class: list[list[np.ndarray]] = [[] for _ in plan.classes]
+    for job, f in zip(plan.jobs, frames, strict=True):
+        f = np.asarray(f, dtype=np.uint64)
+        if f.shape != (2, job.b1 - job.b0):
+            raise ValueError(f"{job.rel}: frames of shape {f.shape}, not (2, {job.b1 - job.b0})")
+        per_class[_class_of(job.rel)].append(f)
+    class_frames = [np.concatenate(x, axis=1) for x in per_class]
+    size = serving.write_directory(
+        storage, plan.directory, plan.identity, plan.zones, plan.classes, class_frames
+    )
+    keys = plan.zones["keys"]
+    return Segment(
+        zones=(),
+        files=plan.files,
         num_fragments=int(np.unique(keys >> np.uint64(40)).shape[0]),
         num_zones=int(keys.shape[0]),
-        zone_bytes=int(blocks.sum()) * 32,
-        file_bytes=sum(p.file_bytes for p in parts if p.files),
-        directory=directory,
-        directory_size=dir_size,
-        slabs=tuple(slabs),
+        zone_bytes=sum(b * n * 32 for b, n, _ in plan.classes),
+        file_bytes=plan.file_bytes,
+        directory=plan.directory,
+        directory_size=size,
+        slabs=tuple(j.rel for j in plan.jobs),
     )
-    return segment, jobs
+
+
+def _class_of(slab: str) -> int:
+    return int(slab.rsplit(".c", 1)[1].split("-", 1)[0])
+
+
+def from_segment(storage: Storage, col: ColumnIndex, segment: Segment) -> ColumnPart:
+    """A served segment as a source for a new one: its directory's facts, its slabs'
+    blocks."""
+    d = serving.read_directory(
+        storage, segment.directory, segment.directory_size, segment.num_zones
+    )
+    if d.identity != col.identity():
+        raise CorruptFileError(
+            f"{storage.label(segment.directory)}: holds {d.identity}, the manifest says "
+            f"{col.identity()}"
+        )
+    return ColumnPart(
+        None,
+        serving.SegmentBlocks(d, segment.slabs),
+        d.keys >> np.uint64(40),
+        d.keys,
+        d.lengths,
+        d.flags,
+        d.ndv,
+        d.zone_class,
+    )
 
 
 def repart(
     storage: Storage, col: ColumnIndex, zoning: Zoning, rel: str, live: pa.Array
 ) -> ColumnPart:
-    """One zone table part of an older segment, rewritten with its live zones only, as a
-    new zone table part and a serving part (compaction, or a format 1 index)."""
+    """A format 1 segment's zone table, its live zones written as a serving part."""
     table = storage.read_table(rel)
     check_zone_table(table, col, zoning, storage.label(rel))
     table = table.filter(pc.is_in(table.column("fragment_id"), value_set=live))
     fragment = table.column("fragment_id").to_numpy().astype(np.uint64)
     starts = table.column("zone_start").to_numpy().astype(np.uint64)
+    ndv = table.column("ndv").to_numpy().astype(np.uint64)
     part = ColumnPart(
-        None,
         None,
         None,
         fragment,
@@ -146,43 +196,19 @@ def repart(
         (
             table.column("has_null").to_numpy(zero_copy_only=False).astype(np.uint8)
             * serving.HAS_NULL
-            + (table.column("ndv").to_numpy() > 0).astype(np.uint8) * serving.HAS_VALUE
+            + (ndv > 0).astype(np.uint8) * serving.HAS_VALUE
         ).astype(np.uint8),
+        ndv,
         np.zeros(0, np.uint8),
     )
     if not table.num_rows:
         return part
-    part.zones = store.new_name(col.directory, ".zones.parquet")
-    storage.write_table(
-        part.zones,
-        table.replace_schema_metadata(zone_metadata(col, zoning)),
-        use_dictionary=False,
-        write_statistics=[n for n in table.column_names if n != "bloom_filter_data"],
-        row_group_size=4096,
-    )
     data, offsets = _bitsets(table.column("bloom_filter_data"))
-    part.zone_bytes = int(offsets[-1])
     blocks_rel = store.new_name(col.directory, ".blocks")
     zone_class, classes, size = serving.write_part(storage, blocks_rel, data, offsets)
     part.blocks = serving.Part(blocks_rel, tuple(classes), size)
     part.zone_class = zone_class
     return part
-
-
-def _only(storage: Storage, col: ColumnIndex, part: ColumnPart, kept: np.ndarray) -> ColumnPart:
-    """``part``, its zone table rewritten to the ``kept`` zones if it holds others."""
-    if part.zones is None or kept.all() or not kept.any():
-        return part if part.zones is None or kept.any() else replace(part, zones=None)
-    table = storage.read_table(part.zones)
-    rel = store.new_name(col.directory, ".zones.parquet")
-    storage.write_table(
-        rel,
-        table.filter(pa.array(kept)),
-        use_dictionary=False,
-        write_statistics=[n for n in table.column_names if n != "bloom_filter_data"],
-        row_group_size=4096,
-    )
-    return replace(part, zones=rel)
 
 
 def _bitsets(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -217,4 +243,4 @@ def file_parts(
     return rel
 
 
-__all__ = ["file_parts", "plan_segment", "repart"]
+__all__ = ["Plan", "file_parts", "finish", "from_segment", "plan_segment", "repart"]

@@ -3,34 +3,44 @@ one 32-byte block per zone, in one contiguous read per size class, whatever the 
 
 An SBBF of ``B`` blocks tests a hash ``h`` in block ``((h >> 32) * B) >> 32`` only: the
 same block in every filter of that size. So for each *size class* (every zone filter of
-``B`` blocks in a segment), block ``b`` of all its zones is stored side by side, and a
-lookup of one value reads ``zones x 32`` bytes - the blocks it needs and nothing else.
-This is the "transposed" or bit-sliced layout of OpenObserve's bloom index and of
-BitFunnel, applied to Parquet's SBBF. The filters' bytes are Parquet's; only their order
-on disk differs. The Lance-compatible zone tables of :mod:`.layout` are written as well,
-unchanged.
+``B`` blocks in a segment), block ``b`` of all its zones is stored side by side - a *block
+row* - and a lookup of one value reads one block row: the blocks it needs and nothing
+else. This is the "transposed" or bit-sliced layout of OpenObserve's bloom index and of
+BitFunnel, applied to Parquet's SBBF. The filters' bytes are Parquet's (and Lance's): only
+their order on disk differs, and :func:`served_zones` gives them back zone by zone, so
+Lance's zone table is a view of this layout (:meth:`bloomskip.index.ZoneIndex.zones`).
 
 Files, per indexed column and segment (names in :mod:`.layout`):
 
 * **parts** (``<uuid>.blocks``): what one indexing task wrote - its zones' filters,
-  block-major within each size class. Intermediate: the slabs are made from them.
-* **directory** (``<segment>.dir``): every zone of the segment, sorted by zone key
-  (``fragment_id << 40 | zone_start``): ``key``, ``length``, ``flags`` (has a null, has a
-  value) and its size class; a JSON header names the column (cross-checked with the
-  manifest), the classes and their slabs. About 18 bytes per zone.
-* **slabs** (``<segment>.c<i>-<k>.slab``): blocks ``[k*s, (k+1)*s)`` of every zone of class
-  ``i``, block-major (``s`` blocks x zones x 32 bytes), no header: its size is known.
+  block-major within each size class, uncompressed. Intermediate: the slabs are made
+  from them, then they are deleted.
+* **slabs** (``<segment>.c<i>-<k>.slab``): block rows ``[k*s, (k+1)*s)`` of every zone of
+  class ``i``, each row one *frame*: zstd-compressed, or stored as is when that is not
+  smaller (a frame as long as its row is raw). Filters sized at Lance's defaults are
+  about a quarter ones, so a frame is about 25 % smaller than its row.
+* **directory** (``<segment>.dir``), written once the slabs are: every zone of the
+  segment sorted by zone key (``fragment_id << 40 | zone_start``) with its ``length``,
+  ``flags`` (has a null, has a value), ``ndv`` and size class; and per class where each
+  frame ends in its slab and its CRC-32. A JSON header names the column (cross-checked
+  with the manifest) and the classes; the file ends with the CRC-32 of all before it.
+  About 26 bytes per zone and 12 per block row, read whole by a lookup.
 
 Every byte is untrusted: magic, header size and shape, section bounds and counts are
-checked against the object's size; a zone whose class is unknown is "may match".
+checked against the object's size, frames against their slab's. Checksums make a
+changed byte an error rather than a different answer: a flipped bit of a filter would
+otherwise drop matches. A frame must match its CRC and decompress to exactly its row; a
+zone whose class is unknown is "may match".
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -38,19 +48,58 @@ from bloomskip.errors import CorruptFileError
 from bloomskip.index.storage import Storage
 
 PART_MAGIC = b"BSKPART1"
-DIR_MAGIC = b"BSKDIR01"
+DIR_MAGIC = b"BSKDIR02"
 _HEAD = 8 + 4  # magic, header length
 MAX_HEADER = 1 << 20
 MAX_BLOCKS = (128 << 20) // 32  # the SBBF's 128 MiB cap
-#: A slab holds at most about this many bytes (a lookup reads one block row of it).
+#: A slab holds at most about this many bytes of rows (a lookup reads one row of it).
 SLAB_BYTES = 64 << 20
 NO_CLASS = 255
 HAS_NULL, HAS_VALUE = 1, 2
+ZSTD_LEVEL = 1
+_ZONE_BYTES = 26  # the directory's bytes per zone
+MAX_DIRECTORY = 1 << 30  # 41M zones: 330G rows of 8,192 per segment
 
 
 def block_index(hashes: np.ndarray, blocks: int) -> np.ndarray:
     """The block each hash selects in a filter of ``blocks`` blocks (multiply-shift)."""
     return (((hashes >> np.uint64(32)) * np.uint64(blocks)) >> np.uint64(32)).astype(np.int64)
+
+
+@cache
+def _codec():
+    import pyarrow as pa
+
+    return pa.Codec("zstd", compression_level=ZSTD_LEVEL)
+
+
+def encode_rows(rows: np.ndarray) -> tuple[bytes, np.ndarray]:
+    """Block rows ``(s, count, 32)`` as frames back to back; and per frame where it ends
+    and its CRC-32, ``(2, s)`` uint64."""
+    frames, ends, at = [], np.zeros((2, rows.shape[0]), np.uint64), 0
+    for b in range(rows.shape[0]):
+        raw = rows[b].tobytes()
+        packed = _codec().compress(raw, asbytes=True)
+        frame = packed if len(packed) < len(raw) else raw
+        frames.append(frame)
+        at += len(frame)
+        ends[0, b], ends[1, b] = at, zlib.crc32(frame)
+    return b"".join(frames), ends
+
+
+def decode_row(frame: bytes, count: int, label: str) -> np.ndarray:
+    """One frame back to its block row, ``(count, 32)`` bytes: exactly that, or an error."""
+    n = count * 32
+    if len(frame) == n:
+        data = frame
+    else:
+        try:
+            data = _codec().decompress(frame, decompressed_size=n, asbytes=True)
+        except OSError as e:
+            raise CorruptFileError(f"{label}: a block row does not decompress: {e}") from None
+        if len(data) != n:  # pragma: no cover - pyarrow checks the size
+            raise CorruptFileError(f"{label}: a block row is not {n} bytes")
+    return np.frombuffer(data, dtype=np.uint8).reshape(count, 32)
 
 
 # --------------------------------------------------------------------------- container
@@ -63,6 +112,7 @@ def _pack(magic: bytes, header: dict[str, Any], sections: dict[str, np.ndarray])
     raw = {n: np.ascontiguousarray(sections[n]).view(np.uint8).reshape(-1) for n in names}
     # The header holds the offsets, which depend on its own length: fix the width first.
     header = dict(header, sections={n: [0, int(raw[n].size)] for n in names})
+    at = 0
     for _ in range(3):
         text = json.dumps(header, separators=(",", ":")).encode()
         at = _align(_HEAD + len(text))
@@ -72,7 +122,7 @@ def _pack(magic: bytes, header: dict[str, Any], sections: dict[str, np.ndarray])
             at = _align(at + raw[n].size)
         header = dict(header, sections=offsets)
     text = json.dumps(header, separators=(",", ":")).encode()
-    if _align(_HEAD + len(text)) != header["sections"][names[0]][0] if names else False:
+    if names and _align(_HEAD + len(text)) != header["sections"][names[0]][0]:
         raise AssertionError("serving header did not settle")  # pragma: no cover
     out = bytearray(at if names else _HEAD + len(text))
     out[:8] = magic
@@ -89,22 +139,31 @@ def _align(n: int) -> int:
 
 
 def read_header(storage: Storage, rel: str, magic: bytes, size: int) -> tuple[dict, bytes]:
-    """The JSON header of a part or directory, checked against the object's ``size``;
-    also returns the bytes read so far (the start of the sections, often all of them)."""
+    """The JSON header of a part, checked against the object's ``size``; also returns the
+    bytes read so far (the start of the sections, often all of them)."""
     label = storage.label(rel)
     first = min(size, 64 << 10)
     try:
         (head,) = storage.read_ranges(rel, [(0, first)])
     except FileNotFoundError:
         raise CorruptFileError(f"{label}: listed by the index manifest but missing") from None
+    if len(head) >= _HEAD and head[:8] == magic:
+        n = int.from_bytes(head[8:12], "little")
+        if n <= MAX_HEADER and _HEAD + n <= size and _HEAD + n > len(head):
+            (rest,) = storage.read_ranges(rel, [(len(head), _HEAD + n - len(head))])
+            head += rest
+    return parse_header(head, magic, size, label), head
+
+
+def parse_header(head: bytes, magic: bytes, size: int, label: str, body: int | None = None) -> dict:
+    """The header at the start of ``head`` (an object of ``size`` bytes), checked; its
+    sections must lie within the object, or within ``body`` bytes (a compressed body's
+    size once decompressed)."""
     if len(head) < _HEAD or head[:8] != magic:
         raise CorruptFileError(f"{label}: not a bloomskip {magic[:7].decode()} file")
     n = int.from_bytes(head[8:12], "little")
-    if n > MAX_HEADER or _HEAD + n > size:
+    if n > MAX_HEADER or _HEAD + n > min(size, len(head)):
         raise CorruptFileError(f"{label}: header of {n} bytes does not fit the file")
-    if _HEAD + n > len(head):
-        (rest,) = storage.read_ranges(rel, [(len(head), _HEAD + n - len(head))])
-        head += rest
     try:
         header = json.loads(head[_HEAD : _HEAD + n])
     except (ValueError, RecursionError) as e:
@@ -116,10 +175,10 @@ def read_header(storage: Storage, rel: str, magic: bytes, size: int) -> tuple[di
             isinstance(span, list)
             and len(span) == 2
             and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in span)
-            and span[0] + span[1] <= size
+            and span[0] + span[1] <= (size if body is None else body)
         ):
             raise CorruptFileError(f"{label}: section {name!r} lies outside the file")
-    return header, head
+    return header
 
 
 def _int(header: dict, key: str, label: str, lo: int, hi: int) -> int:
@@ -163,6 +222,15 @@ def _section(header: dict, head: bytes, storage: Storage, rel: str, name: str, d
     return np.frombuffer(data, dtype=dtype)
 
 
+class BlockSource(Protocol):
+    """Where a slab job gathers blocks from: a task's part, or an older segment's slabs."""
+
+    classes: tuple[tuple[int, int], ...]  # (blocks, count) per class
+
+    def rows(self, storage: Storage, cls: int, b0: int, b1: int) -> np.ndarray:
+        """Block rows ``[b0, b1)`` of class ``cls``: ``(b1 - b0, count, 32)`` bytes."""
+
+
 # -------------------------------------------------------------------------------- parts
 
 
@@ -203,116 +271,41 @@ def write_part(
 
 @dataclass(frozen=True)
 class Part:
-    """A part as the driver knows it: its name, and per class its block count and zones."""
+    """A part as the committing process knows it: its name, and per class its block
+    count and zones (as its task reported them)."""
 
     rel: str
     classes: tuple[tuple[int, int], ...]  # (blocks, count) per class
     size: int
 
-
-def read_part_blocks(storage: Storage, part: Part, cls: int, b0: int, b1: int) -> np.ndarray:
-    """Blocks ``[b0, b1)`` of every zone of class ``cls`` in ``part``: (b1-b0, n, 32)."""
-    header, _ = read_header(storage, part.rel, PART_MAGIC, part.size)
-    label = storage.label(part.rel)
-    zones = _int(header, "zones", label, 0, part.size)
-    classes = _classes(header, label, zones)
-    if [(c["blocks"], c["count"]) for c in classes] != list(part.classes):
-        raise CorruptFileError(f"{label}: its classes are not those its task reported")
-    blocks, count = part.classes[cls]
-    span = header["sections"].get(f"c{cls}")
-    if span is None or span[1] != blocks * count * 32:
-        raise CorruptFileError(f"{label}: class {cls} matrix has the wrong size")
-    start = span[0] + b0 * count * 32
-    length = (b1 - b0) * count * 32
-    (data,) = storage.read_ranges(part.rel, [(start, length)])
-    if len(data) != length:
-        raise CorruptFileError(f"{label}: file ends inside class {cls}")
-    return np.frombuffer(data, dtype=np.uint8).reshape(b1 - b0, count, 32)
+    def rows(self, storage: Storage, cls: int, b0: int, b1: int) -> np.ndarray:
+        header, _ = read_header(storage, self.rel, PART_MAGIC, self.size)
+        label = storage.label(self.rel)
+        zones = _int(header, "zones", label, 0, self.size)
+        classes = _classes(header, label, zones)
+        if [(c["blocks"], c["count"]) for c in classes] != list(self.classes):
+            raise CorruptFileError(f"{label}: its classes are not those its task reported")
+        blocks, count = self.classes[cls]
+        span = header["sections"].get(f"c{cls}")
+        if span is None or span[1] != blocks * count * 32:
+            raise CorruptFileError(f"{label}: class {cls} matrix has the wrong size")
+        start = span[0] + b0 * count * 32
+        length = (b1 - b0) * count * 32
+        (data,) = storage.read_ranges(self.rel, [(start, length)])
+        if len(data) != length:
+            raise CorruptFileError(f"{label}: file ends inside class {cls}")
+        return np.frombuffer(data, dtype=np.uint8).reshape(b1 - b0, count, 32)
 
 
 # ---------------------------------------------------------------------------- directory
 
 
 def slab_blocks(blocks: int, zones: int) -> int:
-    """Blocks per slab for a class: a power of two, a slab of at most SLAB_BYTES."""
+    """Block rows per slab for a class: a power of two, a slab of at most SLAB_BYTES."""
     s = blocks
     while s > 1 and s * max(zones, 1) * 32 > SLAB_BYTES:
         s //= 2
     return s
-
-
-def write_directory(
-    storage: Storage,
-    rel: str,
-    identity: dict[str, Any],
-    keys: np.ndarray,
-    lengths: np.ndarray,
-    flags: np.ndarray,
-    zone_class: np.ndarray,
-    classes: Sequence[tuple[int, int, int]],  # (blocks, count, slab_blocks)
-) -> int:
-    header = {
-        "column": identity,
-        "zones": int(keys.shape[0]),
-        "classes": [{"blocks": b, "count": n, "slab_blocks": s} for b, n, s in classes],
-    }
-    data = _pack(
-        DIR_MAGIC,
-        header,
-        {
-            "keys": keys.astype("<u8"),
-            "lengths": lengths.astype("<u8"),
-            "flags": flags.astype(np.uint8),
-            "class": zone_class.astype(np.uint8),
-        },
-    )
-    storage.write(rel, data)
-    return len(data)
-
-
-@dataclass
-class Directory:
-    """A segment's zones as read from its directory: sorted keys and their facts, and where
-    each zone's blocks are (class, position in the class)."""
-
-    rel: str
-    keys: np.ndarray  # uint64, strictly ascending
-    lengths: np.ndarray  # uint64
-    flags: np.ndarray  # uint8
-    zone_class: np.ndarray  # uint8 (NO_CLASS: no usable filter)
-    position: np.ndarray  # int64: the zone's index within its class
-    classes: list[dict]  # blocks, count, slab_blocks
-    identity: dict[str, Any]
-
-
-def read_directory(storage: Storage, rel: str, size: int) -> Directory:
-    header, head = read_header(storage, rel, DIR_MAGIC, size)
-    label = storage.label(rel)
-    zones = _int(header, "zones", label, 0, size // 18)
-    classes = _classes(header, label, zones)
-    for c in classes:
-        s = _int(c, "slab_blocks", label, 1, c["blocks"])
-        if s & (s - 1):
-            raise CorruptFileError(f"{label}: slab of {s} blocks is not a power of two")
-    keys = _section(header, head, storage, rel, "keys", "<u8", zones).astype(np.uint64)
-    if zones > 1 and not (keys[1:] > keys[:-1]).all():
-        raise CorruptFileError(f"{label}: zone keys are not strictly ascending")
-    lengths = _section(header, head, storage, rel, "lengths", "<u8", zones).astype(np.uint64)
-    flags = _section(header, head, storage, rel, "flags", np.uint8, zones)
-    zone_class = _section(header, head, storage, rel, "class", np.uint8, zones).copy()
-    zone_class[zone_class >= len(classes)] = NO_CLASS  # unknown class: may match
-    position = np.zeros(zones, dtype=np.int64)
-    for i, c in enumerate(classes):
-        members = np.flatnonzero(zone_class == i)
-        if members.shape[0] != c["count"]:
-            raise CorruptFileError(
-                f"{label}: class {i} says {c['count']} zones, has {members.shape[0]}"
-            )
-        position[members] = np.arange(members.shape[0])
-    identity = header.get("column")
-    if not isinstance(identity, dict):
-        raise CorruptFileError(f"{label}: no column identity")
-    return Directory(rel, keys, lengths, flags, zone_class, position, classes, identity)
 
 
 def slab_name(directory_rel: str, cls: int, k: int) -> str:
@@ -320,38 +313,262 @@ def slab_name(directory_rel: str, cls: int, k: int) -> str:
     return f"{base}.c{cls}-{k}.slab"
 
 
+@dataclass
+class Directory:
+    """A segment's zones as read from its directory: sorted keys and their facts, where
+    each zone's blocks are (class, position in the class), and per class where each block
+    row's frame ends in its slab (a slab's first frame starts at 0) and its CRC-32."""
+
+    rel: str
+    keys: np.ndarray  # uint64, strictly ascending
+    lengths: np.ndarray  # uint64
+    flags: np.ndarray  # uint8
+    ndv: np.ndarray  # uint64
+    zone_class: np.ndarray  # uint8 (NO_CLASS: no usable filter)
+    position: np.ndarray  # int64: the zone's index within its class
+    classes: list[dict]  # blocks, count, slab_blocks
+    ends: list[np.ndarray]  # per class, int64 per block row
+    crcs: list[np.ndarray]  # per class, uint32 per block row
+    identity: dict[str, Any]
+
+    def frame(self, cls: int, b: int) -> tuple[str, int, int, int]:
+        """Block row ``b`` of class ``cls``: its slab's name, where its frame lies, and
+        the frame's CRC-32."""
+        s = self.classes[cls]["slab_blocks"]
+        end = int(self.ends[cls][b])
+        start = 0 if b % s == 0 else int(self.ends[cls][b - 1])
+        return slab_name(self.rel, cls, b // s), start, end, int(self.crcs[cls][b])
+
+
+def write_directory(
+    storage: Storage,
+    rel: str,
+    identity: dict[str, Any],
+    zones: dict[str, np.ndarray],  # keys, lengths, flags, ndv, class
+    classes: Sequence[tuple[int, int, int]],  # (blocks, count, slab_blocks)
+    frames: Sequence[np.ndarray],  # per class, (ends, crcs) of its block rows: (2, blocks)
+) -> int:
+    """``magic | u32 header length | header JSON | zstd(sections) | u32 CRC-32`` - the
+    keys as differences (a segment's keys are dense runs), so the body compresses
+    many times over and a lookup reads a few bytes per zone."""
+    keys = zones["keys"].astype(np.uint64)
+    none = np.zeros((2, 0), np.uint64)
+    frames_a = np.concatenate([np.asarray(f, np.uint64) for f in frames] or [none], axis=1)
+    sections = {
+        "key_deltas": np.diff(keys, prepend=np.uint64(0)).astype("<u8"),
+        "lengths": zones["lengths"].astype("<u8"),
+        "flags": zones["flags"].astype(np.uint8),
+        "ndv": zones["ndv"].astype("<u8"),
+        "class": zones["class"].astype(np.uint8),
+        "ends": frames_a[0].astype("<u8"),
+        "crcs": frames_a[1].astype("<u4"),
+    }
+    spans, parts, at = {}, [], 0
+    for name, arr in sections.items():
+        raw = np.ascontiguousarray(arr).view(np.uint8).tobytes()
+        spans[name] = [at, len(raw)]
+        parts.append(raw.ljust(_align(len(raw)), b"\0"))
+        at += len(parts[-1])
+    body = b"".join(parts)
+    packed = _codec().compress(body, asbytes=True)
+    header = {
+        "column": identity,
+        "zones": int(keys.shape[0]),
+        "codec": "zstd",
+        "classes": [{"blocks": b, "count": n, "slab_blocks": s} for b, n, s in classes],
+        "body": [len(packed), len(body)],
+        "sections": spans,
+    }
+    text = json.dumps(header, separators=(",", ":")).encode()
+    out = DIR_MAGIC + len(text).to_bytes(4, "little") + text + packed
+    out += zlib.crc32(out).to_bytes(4, "little")
+    storage.write(rel, out)
+    return len(out)
+
+
+def read_directory(storage: Storage, rel: str, size: int, zones: int | None = None) -> Directory:
+    """A segment's directory, read whole (one request) and checked; ``zones``: how many
+    the manifest says it holds (it decides how much memory the body may take)."""
+    label = storage.label(rel)
+    if not 0 < size <= MAX_DIRECTORY:
+        size = storage.size(rel) or 0
+        if not 0 < size <= MAX_DIRECTORY:
+            raise CorruptFileError(f"{label}: missing, empty or over {MAX_DIRECTORY} bytes")
+    try:
+        (data,) = storage.read_ranges(rel, [(0, size)])
+    except FileNotFoundError:
+        raise CorruptFileError(f"{label}: listed by the index manifest but missing") from None
+    if len(data) != size or size < _HEAD + 4:
+        raise CorruptFileError(f"{label}: {len(data)} bytes, the manifest says {size}")
+    if zlib.crc32(data[:-4]) != int.from_bytes(data[-4:], "little"):
+        raise CorruptFileError(f"{label}: checksum mismatch (changed or cut short)")
+    data = data[:-4]
+    header = parse_header(data, DIR_MAGIC, len(data), label, body=MAX_DIRECTORY)
+    if header.get("codec") != "zstd":
+        raise CorruptFileError(f"{label}: codec {header.get('codec')!r} is not zstd")
+    start = _HEAD + int.from_bytes(data[8:12], "little")
+    span = header.get("body")
+    if not (
+        isinstance(span, list)
+        and len(span) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in span)
+        and span[0] == len(data) - start
+        and 0 <= span[1] <= MAX_DIRECTORY
+    ):
+        raise CorruptFileError(f"{label}: body size {span!r} does not fit the file")
+    n = _int(header, "zones", label, 0, MAX_DIRECTORY // _ZONE_BYTES)
+    if zones is not None and n != zones:
+        raise CorruptFileError(f"{label}: holds {n} zones, the manifest says {zones}")
+    zones = n
+    classes = _classes(header, label, zones)
+    for c in classes:
+        s = _int(c, "slab_blocks", label, 1, c["blocks"])
+        if s & (s - 1):
+            raise CorruptFileError(f"{label}: slab of {s} blocks is not a power of two")
+    rows = sum(c["blocks"] for c in classes)
+    expect = 3 * _align(8 * zones) + 2 * _align(zones) + _align(8 * rows) + _align(4 * rows)
+    if span[1] != expect:
+        raise CorruptFileError(f"{label}: body of {span[1]} bytes, {expect} for its zones")
+    try:
+        body = _codec().decompress(data[start:], decompressed_size=span[1], asbytes=True)
+    except OSError as e:
+        raise CorruptFileError(f"{label}: body does not decompress: {e}") from None
+
+    def section(name: str, dtype, n: int) -> np.ndarray:
+        span = header["sections"].get(name)
+        if span is not None and span[0] + span[1] > len(body):
+            raise CorruptFileError(f"{label}: section {name!r} lies outside the body")
+        return _section(header, body, storage, rel, name, dtype, n)
+
+    with np.errstate(over="ignore"):
+        keys = np.cumsum(section("key_deltas", "<u8", zones).astype(np.uint64), dtype=np.uint64)
+    if zones > 1 and not (keys[1:] > keys[:-1]).all():
+        raise CorruptFileError(f"{label}: zone keys are not strictly ascending")
+    lengths = section("lengths", "<u8", zones).astype(np.uint64)
+    flags = section("flags", np.uint8, zones)
+    ndv = section("ndv", "<u8", zones).astype(np.uint64)
+    if not np.array_equal((flags & HAS_VALUE) > 0, ndv > 0):
+        raise CorruptFileError(f"{label}: zone flags and distinct counts disagree")
+    zone_class = section("class", np.uint8, zones).copy()
+    zone_class[zone_class >= len(classes)] = NO_CLASS  # unknown class: may match
+    all_ends = section("ends", "<u8", rows).astype(np.int64)
+    all_crcs = section("crcs", "<u4", rows).astype(np.uint32)
+    position = np.zeros(zones, dtype=np.int64)
+    ends, crcs, at = [], [], 0
+    for i, c in enumerate(classes):
+        members = np.flatnonzero(zone_class == i)
+        if members.shape[0] != c["count"]:
+            raise CorruptFileError(
+                f"{label}: class {i} says {c['count']} zones, has {members.shape[0]}"
+            )
+        position[members] = np.arange(members.shape[0])
+        e = all_ends[at : at + c["blocks"]]
+        starts = e.reshape(-1, c["slab_blocks"]).copy()
+        starts[:, 1:] = starts[:, :-1]
+        starts[:, 0] = 0
+        frame = e - starts.reshape(-1)
+        if (e < 0).any() or (frame <= 0).any() or (frame > c["count"] * 32).any():
+            raise CorruptFileError(f"{label}: class {i} has frames out of bounds")
+        ends.append(e)
+        crcs.append(all_crcs[at : at + c["blocks"]])
+        at += c["blocks"]
+    identity = header.get("column")
+    if not isinstance(identity, dict):
+        raise CorruptFileError(f"{label}: no column identity")
+    return Directory(
+        rel, keys, lengths, flags, ndv, zone_class, position, classes, ends, crcs, identity
+    )
+
+
+# -------------------------------------------------------------------------------- slabs
+
+
+def read_rows(
+    storage: Storage, d: Directory, slabs: Sequence[str], cls: int, b0: int, b1: int
+) -> np.ndarray:
+    """Block rows ``[b0, b1)`` of class ``cls`` of a segment: ``(b1-b0, count, 32)``."""
+    count = d.classes[cls]["count"]
+    out = np.empty((b1 - b0, count, 32), dtype=np.uint8)
+    by_slab: dict[str, list[tuple[int, int, int, int]]] = {}
+    for b in range(b0, b1):
+        name, start, end, crc = d.frame(cls, b)
+        by_slab.setdefault(name, []).append((b, start, end, crc))
+    for name, frames in by_slab.items():
+        label = storage.label(name)
+        if name not in slabs:
+            raise CorruptFileError(f"{label}: a slab the manifest does not list")
+        lo, hi = frames[0][1], frames[-1][2]
+        try:
+            (data,) = storage.read_ranges(name, [(lo, hi - lo)])
+        except FileNotFoundError:
+            raise CorruptFileError(f"{label}: listed by the index manifest but missing") from None
+        if len(data) != hi - lo:
+            raise CorruptFileError(f"{label}: slab cut short")
+        for b, start, end, crc in frames:
+            frame = data[start - lo : end - lo]
+            if zlib.crc32(frame) != crc:
+                raise CorruptFileError(f"{label}: block row {b} fails its checksum")
+            out[b - b0] = decode_row(frame, count, label)
+    return out
+
+
+@dataclass(frozen=True)
+class SegmentBlocks:
+    """An older segment's slabs as a :class:`BlockSource` (compaction)."""
+
+    directory: Directory
+    slabs: tuple[str, ...]
+
+    @property
+    def classes(self) -> tuple[tuple[int, int], ...]:
+        return tuple((c["blocks"], c["count"]) for c in self.directory.classes)
+
+    def rows(self, storage: Storage, cls: int, b0: int, b1: int) -> np.ndarray:
+        return read_rows(storage, self.directory, self.slabs, cls, b0, b1)
+
+
 @dataclass(frozen=True)
 class SlabJob:
-    """One slab of a segment to write: blocks ``[b0, b1)`` of the ``count`` zones of one
-    size class, gathered from the parts that hold them. ``sources`` lists, per part, its
-    class holding these zones and where each of that class's zones goes in the slab (-1:
-    not in this segment)."""
+    """One slab of a segment to write: block rows ``[b0, b1)`` of the ``count`` zones of
+    one size class, gathered from the sources that hold them. ``sources`` lists, per
+    source, its class holding these zones and where each of that class's zones goes in
+    the slab (-1: not in this segment)."""
 
     rel: str
     blocks: int
     count: int
     b0: int
     b1: int
-    sources: tuple[tuple[Part, int, np.ndarray], ...]
+    sources: tuple[tuple[BlockSource, int, np.ndarray], ...]
 
 
-def build_slab(storage: Storage, job: SlabJob) -> int:
-    """Write ``job``'s slab; returns its size."""
+def build_slab(storage: Storage, job: SlabJob) -> np.ndarray:
+    """Write ``job``'s slab; returns where each of its frames ends and its CRC-32, as
+    ``(2, rows)`` uint64."""
     out = np.zeros((job.b1 - job.b0, job.count, 32), dtype=np.uint8)
-    for part, cls, cols in job.sources:
-        if part.classes[cls][0] != job.blocks:
-            label = storage.label(part.rel)
-            raise CorruptFileError(f"{label}: class {cls} is not {job.blocks} blocks")
-        got = read_part_blocks(storage, part, cls, job.b0, job.b1)
+    for src, cls, cols in job.sources:
+        if src.classes[cls][0] != job.blocks:
+            raise CorruptFileError(f"a source of {job.rel}: class {cls} is not {job.blocks} blocks")
+        got = src.rows(storage, cls, job.b0, job.b1)
         keep = cols >= 0
         out[:, cols[keep], :] = got[:, keep, :]
-    storage.write(job.rel, memoryview(out).cast("B"))
-    return out.size
+    data, ends = encode_rows(out)
+    storage.write(job.rel, data)
+    return ends
+
+
+def row_holds(row: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Which blocks of a block row ``(count, 8)`` uint32 hold every bit of ``mask``: word
+    by word, in numpy (a lookup of a few values never loads the compiled kernels)."""
+    ok = (row[:, 0] & mask[0]) == mask[0]
+    for j in range(1, 8):
+        ok &= (row[:, j] & mask[j]) == mask[j]
+    return ok
 
 
 class ServedFilters:
-    """The zone filters of one column, read block by block from the segments' slabs as
-    lookups need them; a block row once read is kept (so a warm lookup reads nothing)."""
+    """The zone filters of one column, read block row by block row from the segments'
+    slabs as lookups need them; a row once read is kept (so a warm lookup reads nothing)."""
 
     def __init__(
         self, storage: Storage, directories: Sequence[Directory], slabs: Sequence[Sequence[str]]
@@ -366,26 +583,8 @@ class ServedFilters:
         key = (seg, cls, b)
         row = self._rows.get(key)
         if row is None:
-            d = self.dirs[seg]
-            c = d.classes[cls]
-            s, count = c["slab_blocks"], c["count"]
-            k = b // s
-            names = self.slabs[seg]
-            name = slab_name(d.rel, cls, k)
-            if name not in names:
-                raise CorruptFileError(
-                    f"{self.storage.label(name)}: a slab the manifest does not list"
-                )
-            length = count * 32
-            try:
-                (data,) = self.storage.read_ranges(name, [((b - k * s) * length, length)])
-            except FileNotFoundError:
-                raise CorruptFileError(
-                    f"{self.storage.label(name)}: listed by the index manifest but missing"
-                ) from None
-            if len(data) != length:
-                raise CorruptFileError(f"{self.storage.label(name)}: slab cut short")
-            row = self._rows[key] = np.frombuffer(data, dtype="<u4").reshape(count, 8)
+            got = read_rows(self.storage, self.dirs[seg], self.slabs[seg], cls, b, b + 1)
+            row = self._rows[key] = got[0].view("<u4")
         return row
 
     def probe(self, seg: np.ndarray, zone: np.ndarray, hashes: np.ndarray) -> np.ndarray:
@@ -407,48 +606,40 @@ class ServedFilters:
                 b = block_index(hashes, d.classes[c]["blocks"])
                 hit = np.zeros(at.shape[0], dtype=np.bool_)
                 for h in range(hashes.shape[0]):
-                    words = self.block_row(s, c, int(b[h]))[pos]
-                    hit |= ((words & masks[h]) == masks[h]).all(axis=1)
+                    hit |= row_holds(self.block_row(s, c, int(b[h])), masks[h])[pos]
                 out[at] = hit
         return out
-
-
-__all__ = [
-    "NO_CLASS",
-    "Directory",
-    "Part",
-    "ServedFilters",
-    "SlabJob",
-    "block_index",
-    "build_slab",
-    "read_directory",
-    "read_part_blocks",
-    "served_zones",
-    "slab_blocks",
-    "slab_name",
-    "write_directory",
-    "write_part",
-]
 
 
 def served_zones(
     storage: Storage, directory: Directory, slabs: Sequence[str]
 ) -> list[bytes | None]:
     """Every zone's filter as the serving layout holds it (reading whole slabs), in
-    directory order; None for a zone with no usable filter. For checks and tests: a
+    directory order; None for a zone with no usable filter. For exports and checks: a
     lookup never reads this much."""
     out: list[bytes | None] = [None] * directory.keys.shape[0]
     for cls, c in enumerate(directory.classes):
-        blocks, count, s = c["blocks"], c["count"], c["slab_blocks"]
-        matrix = np.zeros((blocks, count, 32), dtype=np.uint8)
-        for k in range(blocks // s):
-            name = slab_name(directory.rel, cls, k)
-            if name not in slabs:
-                raise CorruptFileError(f"{storage.label(name)}: a slab the manifest does not list")
-            data = storage.read(name)
-            if len(data) != s * count * 32:
-                raise CorruptFileError(f"{storage.label(name)}: slab of the wrong size")
-            matrix[k * s : (k + 1) * s] = np.frombuffer(data, np.uint8).reshape(s, count, 32)
+        matrix = read_rows(storage, directory, slabs, cls, 0, c["blocks"])
         for z in np.flatnonzero(directory.zone_class == cls).tolist():
             out[z] = matrix[:, directory.position[z], :].tobytes()
     return out
+
+
+__all__ = [
+    "NO_CLASS",
+    "BlockSource",
+    "Directory",
+    "Part",
+    "SegmentBlocks",
+    "ServedFilters",
+    "SlabJob",
+    "block_index",
+    "build_slab",
+    "read_directory",
+    "read_rows",
+    "served_zones",
+    "slab_blocks",
+    "slab_name",
+    "write_directory",
+    "write_part",
+]

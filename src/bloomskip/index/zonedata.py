@@ -116,7 +116,7 @@ class ColumnData:
     start: np.ndarray
     length: np.ndarray
     has_null: np.ndarray
-    ndv: np.ndarray  # distinct values (served zones: 1 if any value, else 0)
+    ndv: np.ndarray  # distinct values
     zones: Filters | Routed
     file_fragment: np.ndarray  # sorted
     file_has_null: np.ndarray
@@ -150,7 +150,7 @@ def load_column(
         dirs = []
         for s in served:
             size = s.directory_size or storage.size(s.directory) or 0
-            d = serving.read_directory(storage, s.directory, size)
+            d = serving.read_directory(storage, s.directory, size, s.num_zones)
             if d.identity != col.identity():
                 raise CorruptFileError(
                     f"{storage.label(s.directory)}: holds {d.identity}, the manifest says "
@@ -170,7 +170,7 @@ def load_column(
                     d.keys[ok],
                     d.lengths[ok],
                     (d.flags[ok] & serving.HAS_NULL) > 0,
-                    ((d.flags[ok] & serving.HAS_VALUE) > 0).astype(np.uint64),
+                    d.ndv[ok],
                     np.full(int(ok.sum()), sid, np.int64),
                     np.flatnonzero(ok),
                 )

@@ -1,4 +1,5 @@
-"""ORC compression framing: the chunks of every compressed part of a file, decompressed.
+"""ORC compression framing: the chunks of every compressed part of a file, decompressed
+and (for the parts bloomskip writes) compressed.
 
 When a file's PostScript names a codec, every part after it is compressed - Footer,
 Metadata, each stripe footer and each stream - as a sequence of chunks, framing
@@ -24,6 +25,12 @@ Codecs, each chunk on its own:
 * LZO: :class:`~bloomskip.errors.UnsupportedFileError`. pyarrow has no LZO codec, and
   neither pyarrow nor pyorc can write LZO files; the one PyPI decoder of raw LZO1X
   (``python-lzo``) binds liblzo2, which is GPL, so bloomskip does not depend on it.
+
+Writing (:func:`compress`) frames a part as ORC's writers do (ORC Java's ``OutStream``):
+chunks of at most the block size, each compressed with the file's codec - raw deflate
+(stdlib ``zlib``), a raw Snappy block, a raw LZ4 block, a zstd frame recording its
+content size, or a brotli stream (``pyarrow.Codec``) - and stored as is, with the
+"original" bit, when compressing does not make it smaller.
 
 Hostile input: a chunk header past the end of the part, a chunk longer than the block
 size, output larger than the block size, a codec that fails, or a total output above
@@ -160,6 +167,56 @@ def decompress(
             )
         out.append(piece)
     return out[0] if len(out) == 1 else b"".join(out)
+
+
+def compress(data: bytes, compression: Compression) -> bytes:
+    """``data`` framed as one compressed part of a file that uses ``compression``.
+
+    NONE returns ``data`` unframed. Otherwise each piece of at most ``block_size`` bytes
+    becomes one chunk: a 3-byte little-endian header (length << 1, bit 0 set when the
+    piece is stored as is) and the compressed piece, or the piece itself when
+    compressing does not shrink it - what ORC Java's and ORC C++'s readers expect.
+    """
+    kind = compression.kind
+    if kind == NONE:
+        return bytes(data)
+    if kind not in _COMPRESSORS:
+        raise UnsupportedFileError(f"bloomskip cannot write {compression.name}-compressed parts")
+    block = compression.block_size
+    squeeze = _COMPRESSORS[kind]
+    view = memoryview(data)
+    out = bytearray()
+    for at in range(0, len(view), block):
+        piece = view[at : at + block]
+        packed = squeeze(piece)
+        if len(packed) < len(piece):
+            out += (len(packed) << 1).to_bytes(HEADER_SIZE, "little")
+            out += packed
+        else:
+            out += ((len(piece) << 1) | 1).to_bytes(HEADER_SIZE, "little")
+            out += piece
+    return bytes(out)
+
+
+def _deflate(piece: memoryview) -> bytes:
+    c = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)  # raw deflate
+    return c.compress(piece) + c.flush()
+
+
+def _pyarrow_compressor(name: str):
+    def squeeze(piece: memoryview) -> bytes:
+        return _codec(name).compress(piece, asbytes=True)
+
+    return squeeze
+
+
+_COMPRESSORS = {
+    ZLIB: _deflate,
+    SNAPPY: _pyarrow_compressor("snappy"),
+    LZ4: _pyarrow_compressor("lz4_raw"),
+    ZSTD: _pyarrow_compressor("zstd"),  # a frame with its content size, as ORC writes
+    BROTLI: _pyarrow_compressor("brotli"),
+}
 
 
 def _decompress_chunk(kind: int, chunk: bytes, block: int, where: str) -> bytes:

@@ -8,6 +8,7 @@ matches. The rules here decide from the writer id (``Footer.writer``), the write
 ``orc_proto.proto``, apache/orc-format); each rule says the bug or fix it follows:
 
 * :func:`bloom_policy` - whether a column's bloom filters may be used at all;
+* :func:`readers_ignore_filters` - whether ORC's own readers ignore every filter of a file;
 * :func:`legacy_policy` - whether a legacy ``BLOOM_FILTER`` stream can answer for given
   literals;
 * :func:`statistics_policy` - whether a column's min/max statistics may be used;
@@ -88,10 +89,11 @@ def bloom_policy(orc: OrcFile, col: OrcColumn) -> str | None:
             return "DECIMAL filters of the UNSTABLE-PRE-2.0 format hash unscaled longs"
         return None
     if writer == CPP:
+        ignored = readers_ignore_filters(orc)
+        if ignored is not None:
+            return ignored
         v = _version(w.software_version)
-        if v is None or v[:3] in BAD_CPP_VERSIONS:
-            shown = w.software_version or "without a software version"
-            return f"ORC C++ {shown} hashed numbers wrongly (ORC-1024): its filters are not used"
+        assert v is not None
         if col.kind == BYTE:
             return "ORC C++ BYTE filters are corrupted (values hashed after in-place compaction)"
         if col.kind == FLOAT:
@@ -102,6 +104,20 @@ def bloom_policy(orc: OrcFile, col: OrcColumn) -> str | None:
             return f"ORC C++ {w.software_version} added no BINARY values to filters (ORC-773)"
         return None
     return f"bloom filters from {w.writer_name} are not verified by bloomskip"
+
+
+def readers_ignore_filters(orc: OrcFile) -> str | None:
+    """Why ORC's own readers (Java and C++) ignore every bloom filter of ``orc``, or None:
+    ORC C++ files without a software version or from 1.6.0 to 1.6.11 or 1.7.0, whose
+    numeric filters are wrong (ORC-1024; ``RecordReaderImpl.hasBadBloomFilters``)."""
+    w = orc.writer
+    if (JAVA if w.writer is None else w.writer) != CPP:
+        return None
+    v = _version(w.software_version)
+    if v is None or v[:3] in BAD_CPP_VERSIONS:
+        shown = w.software_version or "without a software version"
+        return f"ORC C++ {shown} hashed numbers wrongly (ORC-1024): its filters are not used"
+    return None
 
 
 def statistics_policy(orc: OrcFile, col: OrcColumn) -> str | None:

@@ -1,6 +1,12 @@
 """The values of one column chunk, read to be hashed into its bloom filter: through pyarrow
 for plaintext files, through the decrypted pages of :mod:`.plainview` for encrypted ones,
 then hashed as the file *stores* them (its physical type, INT96 from its own bytes).
+
+Readers open the file by path again (one view per thread), so each open is checked
+(``fstat``) to be the file whose footer was read
+(:func:`bloomskip.replace.open_unchanged`): were the path renamed over meanwhile, the
+filters would otherwise describe another file's pages. Each chunk is read on one thread
+(``use_threads=False``): the callers already read several chunks at once.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from bloomskip.hashing.physical import PhysicalType
 from bloomskip.parquet.footer import Footer, LeafColumn
 from bloomskip.parquet.plainview import plaintext_chunk_file
 from bloomskip.parquet.schema import ColumnType
+from bloomskip.replace import FileIdentity, open_unchanged
 
 _JULIAN_EPOCH_DAY = 2_440_588  # Julian day number of 1970-01-01
 _US_PER_DAY = 86_400 * 10**6
@@ -39,27 +46,43 @@ class ValueReader:
 
     The files are opened (and their footers read) up front: :func:`write_table` then
     overwrites the old footer of its temporary file while pages are still being read.
-    INT96 columns need a second view of the file (see :func:`_int96_hashes`).
+    INT96 columns need a second view of the file (see :func:`_int96_hashes`). With
+    ``identity``, every view is checked to be that file (:class:`FileChangedError`).
     """
 
-    def __init__(self, path: str, label: str, *, int96: bool) -> None:
+    def __init__(
+        self, path: str, label: str, *, int96: bool, identity: FileIdentity | None = None
+    ) -> None:
         self.path = path
         self.label = label
         self._files: dict[str, pq.ParquetFile] = {}
-        for unit in ("ns", "us") if int96 else ("ns",):
-            self._files[unit] = self._guard(
-                "open the file",
-                lambda unit=unit: pq.ParquetFile(path, coerce_int96_timestamp_unit=unit),
-            )
+        self._handles: list = []
+        try:
+            for unit in ("ns", "us") if int96 else ("ns",):
+                fh = self._guard(
+                    "open the file", lambda: open_unchanged(path, identity, label=label)
+                )
+                self._handles.append(fh)
+                self._files[unit] = self._guard(
+                    "open the file",
+                    lambda unit=unit, fh=fh: pq.ParquetFile(fh, coerce_int96_timestamp_unit=unit),
+                )
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         for pf in self._files.values():
             pf.close()
+        for fh in self._handles:
+            fh.close()
 
     def read(self, row_group: int, leaf: LeafColumn, int96_unit: str = "ns") -> pa.ChunkedArray:
         what = f"read row group {row_group} column {leaf.name}"
         pf = self._files[int96_unit]
-        table = self._guard(what, lambda: pf.read_row_group(row_group, columns=[leaf.name]))
+        table = self._guard(
+            what, lambda: pf.read_row_group(row_group, columns=[leaf.name], use_threads=False)
+        )
         if table.num_columns != 1:
             raise UnsupportedTypeError(
                 f"{self.label}: column name {leaf.name!r} selects {table.num_columns} columns"
@@ -77,10 +100,13 @@ class DecryptedReader(ValueReader):
     """Reads one column chunk of an encrypted file from its decrypted pages: a one-chunk
     plaintext file built by :func:`~bloomskip.parquet.plainview.plaintext_chunk_file`."""
 
-    def __init__(self, path: str, label: str, footer: Footer) -> None:
+    def __init__(
+        self, path: str, label: str, footer: Footer, *, identity: FileIdentity | None = None
+    ) -> None:
         self.path = path
         self.label = label
         self.footer = footer
+        self.identity = identity
         self._cache: tuple[tuple[int, int], bytes] | None = None
 
     def close(self) -> None:
@@ -90,7 +116,7 @@ class DecryptedReader(ValueReader):
         key = (row_group, leaf.index)
         if self._cache is None or self._cache[0] != key:  # INT96 reads a chunk twice
             chunk = self.footer.row_groups[row_group].columns[leaf.index]
-            with open(self.path, "rb") as fh:
+            with open_unchanged(self.path, self.identity, label=self.label) as fh:
                 self._cache = (key, plaintext_chunk_file(fh, self.footer, chunk))
         data = self._cache[1]
         what = f"read row group {row_group} column {leaf.name}"
@@ -98,7 +124,7 @@ class DecryptedReader(ValueReader):
             what,
             lambda: pq.ParquetFile(
                 pa.BufferReader(data), coerce_int96_timestamp_unit=int96_unit
-            ).read_row_group(0, columns=[leaf.name]),
+            ).read_row_group(0, columns=[leaf.name], use_threads=False),
         )
         if table.num_columns != 1:
             raise UnsupportedTypeError(

@@ -39,10 +39,16 @@ copied, the footer module gets a fresh nonce) or signed again (plaintext footer)
 footer key is needed; the file AAD is unchanged, so every existing module stays valid.
 The values are read through :mod:`bloomskip.parquet.plainview` (decrypted pages).
 
-Files are replaced atomically: the new file is written to a temporary file in the same
-directory, flushed and fsynced, renamed over the target with :func:`os.replace`, and the
-directory is fsynced. If anything fails, the target is untouched and the temporary file
-removed.
+Files are replaced atomically (:mod:`bloomskip.replace`): the new file is written to a
+temporary file in the same directory - the pages copied on a thread of their own while
+the chunks are read and the filters written after them - fsynced, and renamed over the
+target only if the target is still the file that was read (same inode, size and mtime;
+else :class:`~bloomskip.errors.FileChangedError`). If anything fails, or SIGINT, SIGTERM
+or SIGHUP arrives, the target is untouched and the temporary file removed.
+
+Each chunk's filter is built in one pass over its hashes: a hash set counts the exact
+distinct count (:func:`bloomskip.sbbf.build_filter`), which sizes the bitset, then every
+hash is inserted - the same filter, bit for bit, as sorting and counting gave.
 """
 
 from __future__ import annotations
@@ -75,7 +81,13 @@ from bloomskip.parquet.footer import ENCRYPTED_MAGIC, MAGIC, Footer, LeafColumn,
 from bloomskip.parquet.schema import ColumnType, column_type
 from bloomskip.parquet.values import ChunkColumn, DecryptedReader, ValueReader, chunk_hashes
 from bloomskip.progress import bar as progress_bar
-from bloomskip.replace import atomic_path, copy_prefix, same_file
+from bloomskip.replace import (
+    BackgroundCopy,
+    FileIdentity,
+    atomic_path,
+    require_unchanged,
+    same_file,
+)
 from bloomskip.sbbf import Sbbf, build_filter, build_folded
 from bloomskip.sbbf.sizing import MAX_NDV, SizingPolicy, num_bytes_for
 
@@ -231,8 +243,11 @@ def add_bloom_filters(
     A chunk that already has a filter keeps it unless ``replace=True``; then it gets a
     new one and the old filter's bytes stay where they were, unreferenced (pages and
     anything else before the footer are never moved). Damaged files raise
-    :class:`CorruptFileError` and nothing is written. ``progress=True`` shows a bar on
-    stderr.
+    :class:`CorruptFileError` and nothing is written. If another writer replaces,
+    modifies or deletes ``src`` meanwhile, :class:`FileChangedError` is raised and
+    nothing is written over it; SIGINT, SIGTERM and SIGHUP remove the temporary file
+    and raise :class:`Interrupted` (see :mod:`bloomskip.replace`). ``progress=True``
+    shows a bar on stderr.
 
     Encrypted files need ``decryption`` with the footer key (the footer is encrypted or
     signed again) and the key of each encrypted column to index: a named column without
@@ -246,6 +261,7 @@ def add_bloom_filters(
     in_place = dst is None or same_file(src_name, os.fspath(dst))
     target = os.path.realpath(src_name) if in_place else os.fspath(dst)  # type: ignore[arg-type]
     with open(src_name, "rb") as fh:
+        identity = FileIdentity.of_file(fh)  # what must still be there when it is replaced
         footer = read_footer(fh, name=src_name, decryption=decryption)
         if footer.crypto is not None:
             footer.crypto.require_footer_key()  # to encrypt or sign the new footer
@@ -259,12 +275,29 @@ def add_bloom_filters(
             row_groups=len(footer.row_groups),
         )
         if jobs or not in_place:
-            with atomic_path(target, mode_from=src_name) as tmp, open(tmp, "r+b") as out:
-                copy_prefix(fh, out, footer.footer_offset, src_name)
+            with (
+                atomic_path(
+                    target, mode_from=src_name, expected=identity if in_place else None
+                ) as tmp,
+                open(tmp, "r+b") as out,
+                # the pages are copied while the chunks are read and the filters written
+                BackgroundCopy(fh, out, footer.footer_offset, src_name) as copy,
+            ):
+                out.seek(footer.footer_offset)
                 result.added = _append_filters(
-                    src_name, footer, jobs, out, fpp, policy, progress, ndv=_start_ndv(footer, ndv)
+                    src_name,
+                    footer,
+                    jobs,
+                    out,
+                    fpp,
+                    policy,
+                    progress,
+                    ndv=_start_ndv(footer, ndv),
+                    identity=identity,
                 )
+                copy.wait()
                 result.bytes_added = out.tell() - footer.file_size
+                require_unchanged(fh, identity, label=src_name)  # not written to meanwhile
             result.rewritten = True
     result.seconds = time.perf_counter() - started
     return result
@@ -457,22 +490,19 @@ def _append_filters(
     *,
     label: str | None = None,
     ndv: int | None = None,
+    identity: FileIdentity | None = None,
 ) -> list[AddedFilter]:
-    """Write each job's filter at ``out``'s position, then the edited footer and tail."""
+    """Write each job's filter at ``out``'s position, then the edited footer and tail.
+
+    ``identity``: the file whose footer was read; every reader opened checks it.
+    """
     int96 = any(j.column.spec.physical_type is PhysicalType.INT96 for j in jobs)
     # Chunks are read, hashed and built on a few threads (pyarrow and the kernels release
     # the GIL), each with its own view of the file, opened now - before write_table
     # overwrites its temporary file's footer - and written in order as they complete.
     workers = max(1, min(os.cpu_count() or 1, MAX_WORKERS, len(jobs)))
     readers: queue.SimpleQueue[ValueReader] = queue.SimpleQueue()
-    if footer.crypto is not None:
-        opened: list[ValueReader] = [
-            DecryptedReader(path, label or footer.path, footer) for _ in range(workers)
-        ]
-    else:
-        opened = [ValueReader(path, label or footer.path, int96=int96) for _ in range(workers)]
-    for r in opened:
-        readers.put(r)
+    opened: list[ValueReader] = []
 
     def build(job: _Job) -> tuple[Sbbf, int, int | None]:
         reader = readers.get()
@@ -486,6 +516,16 @@ def _append_filters(
 
     added: list[AddedFilter] = []
     try:
+        for _ in range(workers if jobs else 0):
+            if footer.crypto is not None:
+                opened.append(
+                    DecryptedReader(path, label or footer.path, footer, identity=identity)
+                )
+            else:
+                opened.append(
+                    ValueReader(path, label or footer.path, int96=int96, identity=identity)
+                )
+            readers.put(opened[-1])
         with (
             progress_bar(
                 len(jobs),

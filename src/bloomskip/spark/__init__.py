@@ -5,8 +5,8 @@ Python workers, so the bytes written are the same:
 
 * :func:`build_index` / :func:`refresh_index` - the zone index (:mod:`bloomskip.index`),
   one task per file or group of small files, committed by the driver (:mod:`.build`);
-* :func:`add_bloom_filters` - native Parquet bloom filters added to every file of a lake,
-  atomically per file (:mod:`.retrofit`);
+* :func:`add_bloom_filters` - native Parquet and ORC bloom filters added to every file of
+  a lake, atomically per file (:mod:`.retrofit`);
 * :func:`read` / :func:`plan_read` - a DataFrame over only the files that may match, with
   the full predicate still applied; :func:`open_lake` for many queries (:mod:`.scan`);
 * ``spark.read.format("bloomskip")`` - a Python data source that also skips zones inside

@@ -32,6 +32,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 
 from bloomskip.errors import SparkJobError
@@ -133,17 +134,23 @@ class SparkRunner:
             raise SparkJobError(_job_failure(e, f"indexing {source.uri}")) from e
         yield from decode(rows, tasks, tiled=source.default_encoding != "arrow")
 
-    def slabs(self, storage: Storage, jobs: list[SlabJob]) -> None:
+    def slabs(self, storage: Storage, jobs: list[SlabJob]) -> list[np.ndarray]:
         if not jobs:
-            return
+            return []
         df = self.spark.range(0, len(jobs), 1, min(len(jobs), 10_000))
-        df = df.mapInArrow(_SlabJob(storage.uri, jobs), "done long")
+        df = df.mapInArrow(_SlabJob(storage.uri, jobs), "job long, ends binary")
         try:
-            done = df.toArrow().num_rows
+            rows = df.toArrow()
         except Exception as e:
             raise SparkJobError(_job_failure(e, f"writing {storage.uri}")) from e
-        if done != len(jobs):
-            raise SparkJobError(f"{done} of {len(jobs)} slabs written; nothing was committed")
+        ends: dict[int, np.ndarray] = {}
+        got = zip(rows.column("job").to_pylist(), rows.column("ends").to_pylist(), strict=True)
+        for j, e in got:
+            if j is not None and 0 <= j < len(jobs) and e is not None and len(e) % 16 == 0:
+                ends.setdefault(j, np.frombuffer(e, "<u8").astype(np.uint64).reshape(2, -1))
+        if len(ends) != len(jobs):
+            raise SparkJobError(f"{len(ends)} of {len(jobs)} slabs written; nothing was committed")
+        return [ends[j] for j in range(len(jobs))]
 
 
 @dataclass
@@ -180,8 +187,11 @@ class _SlabJob:
         storage = open_storage(self.index)
         for batch in batches:
             for j in batch.column(0).to_pylist():
-                build_slab(storage, self.jobs[j])
-                yield pa.RecordBatch.from_pydict({"done": [j]})
+                ends = build_slab(storage, self.jobs[j]).astype("<u8").tobytes()
+                yield pa.RecordBatch.from_pydict(
+                    {"job": [j], "ends": [ends]},
+                    schema=pa.schema([("job", pa.int64()), ("ends", pa.binary())]),
+                )
 
 
 def cores(spark) -> int:

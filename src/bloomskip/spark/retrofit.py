@@ -1,11 +1,14 @@
-"""Adding native Parquet bloom filters to every file of a lake, on Spark.
+"""Adding native bloom filters to every Parquet and ORC file of a lake, on Spark.
 
-Each task runs :func:`bloomskip.parquet.add_bloom_filters` in place on its files: the
-bytes before each footer are copied unchanged, the filters appended, the footer
-rewritten, and the new file renamed over the old one (atomic per file). A chunk that
-already has a filter keeps it, so a file whose chunks all have filters for the asked
-columns is left untouched, and a task Spark retries does nothing twice. A file that
-cannot be changed (damaged, not Parquet, a column it lacks) is reported, not fatal.
+Each task runs, in place on its files, :func:`bloomskip.parquet.add_bloom_filters` on
+Parquet files (the bytes before each footer copied unchanged, the filters appended, the
+footer rewritten) and :func:`bloomskip.orc.add_bloom_filters` on ORC files (the data
+streams copied unchanged, BLOOM_FILTER_UTF8 streams added to each stripe's index); the
+new file is renamed over the old one (atomic per file). A row group (Parquet) or stripe
+(ORC) that already has a filter keeps it, so a file that has every filter asked for is
+left untouched, and a task Spark retries does nothing twice. A file that cannot be
+changed (damaged, a column it lacks, an ORC file without a row index) is reported, not
+fatal; files of other formats are listed as skipped.
 """
 
 from __future__ import annotations
@@ -53,9 +56,9 @@ class RetrofitReport:
 
     source: str
     columns: list[str] | None
-    fpp: float
+    fpp: float | None  # None: each format's default (Parquet 0.01, ORC 0.05)
     files: list[FileOutcome] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): not Parquet
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): not Parquet/ORC
     seconds: float = 0.0
 
     @property
@@ -84,7 +87,7 @@ class RetrofitReport:
             f"{self.source}: {len(self.files)} files, {self.files_changed} changed "
             f"({self.filters_added} filters, {self.bytes_added:,} bytes added), "
             f"{self.files_unchanged} already had the filters, {len(self.failed)} failed, "
-            f"{len(self.skipped)} not Parquet, in {self.seconds:.1f} s"
+            f"{len(self.skipped)} not Parquet or ORC, in {self.seconds:.1f} s"
         )
         for path, why in self.failed[:10]:
             text += f"\n  failed: {path}: {why}"
@@ -111,37 +114,44 @@ def add_bloom_filters(
     spark,
     source: str | os.PathLike | Sequence[str | os.PathLike],
     columns: str | Sequence[str] | None = None,
-    fpp: float = 0.01,
+    fpp: float | None = None,
     *,
     tasks: int | None = None,
 ) -> RetrofitReport:
     """Add bloom filters for ``columns`` (``None``: every column a filter can serve) to
-    every Parquet file under ``source``, in place, with Spark tasks.
+    every Parquet and ORC file under ``source``, in place, with Spark tasks.
 
-    Filters are sized per column chunk for its exact distinct count at ``fpp`` (as
-    :func:`bloomskip.parquet.add_bloom_filters`); chunks that have a filter keep it. The
-    files must be local or mounted at the same path on every executor (they are
-    rewritten with a rename). Returns what changed; files that could not be changed are
-    listed in ``failed`` with the reason, and their bytes are as they were.
+    Parquet filters are sized per column chunk for its exact distinct count at ``fpp``
+    (as :func:`bloomskip.parquet.add_bloom_filters`; ``None``: 0.01); ORC files get
+    ORC Java's filters, one per row group sized for the row index stride at ``fpp``
+    (as :func:`bloomskip.orc.add_bloom_filters`; ``None``: 0.05). Row groups or
+    stripes that have a filter keep it. The files must be local or mounted at the same
+    path on every executor (they are rewritten with a rename). Returns what changed;
+    files that could not be changed are listed in ``failed`` with the reason, and their
+    bytes are as they were.
     """
     require_pyspark()
     from bloomskip.sbbf.sizing import num_bytes_for
 
-    num_bytes_for(1, fpp, "parquet")  # a bad fpp fails here, not in every task
+    if fpp is not None:
+        num_bytes_for(1, fpp, "parquet")  # a bad fpp fails here, not in every task
     names = None if columns is None else ([columns] if isinstance(columns, str) else list(columns))
     t0 = time.perf_counter()
     src = resolve(source)
     if src.scheme != "local":
         raise BloomskipError(f"{src.uri}: bloom filters are added in place to local files only")
-    report = RetrofitReport(src.uri, names, float(fpp))
-    files = []
+    fpp = None if fpp is None else float(fpp)
+    report = RetrofitReport(src.uri, names, fpp)
+    files, kinds = [], []
     for f in src.list():
-        if _is_parquet(f.path):
-            files.append(f)
+        kind = _format(f.path)
+        if kind is None:
+            report.skipped.append((f.path, "not a Parquet or ORC file"))
         else:
-            report.skipped.append((f.path, "not a Parquet file"))
+            files.append(f)
+            kinds.append(kind)
     if files:
-        job = _Retrofit(files, names, float(fpp), plan_tasks(files, tasks or 3 * cores(spark)))
+        job = _Retrofit(files, kinds, names, fpp, plan_tasks(files, tasks or 3 * cores(spark)))
         df = spark.range(0, len(job.tasks), 1, len(job.tasks))
         df = df.mapInArrow(job, spark_schema(_RESULT_SCHEMA))
         try:
@@ -171,33 +181,48 @@ def add_bloom_filters(
     return report
 
 
-def _is_parquet(path: str) -> bool:
+def _format(path: str) -> str | None:
+    """ "parquet" or "orc" (by the file's first bytes), else None."""
     try:
-        return formats.of_path(path).name == "parquet"
+        name = formats.of_path(path).name
     except (BloomskipError, OSError):
-        return False
+        return None
+    return name if name in _DEFAULT_FPP else None
+
+
+#: What ``fpp=None`` means, per format.
+_DEFAULT_FPP = {"parquet": 0.01, "orc": 0.05}
+
+
+def _add(kind: str, path: str, columns: list[str] | None, fpp: float | None):
+    if kind == "orc":
+        from bloomskip.orc.write import add_bloom_filters as add_orc
+
+        return add_orc(path, columns=columns, fpp=_DEFAULT_FPP[kind] if fpp is None else fpp)
+    from bloomskip.parquet.write import add_bloom_filters as add_parquet
+
+    return add_parquet(path, columns=columns, fpp=_DEFAULT_FPP[kind] if fpp is None else fpp)
 
 
 @dataclass
 class _Retrofit:
     files: list[SourceFile]
+    kinds: list[str]  # "parquet" or "orc", per file
     columns: list[str] | None
-    fpp: float
+    fpp: float | None
     tasks: list[list[int]]
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from bloomskip.parquet.write import add_bloom_filters as add
-
         for batch in batches:
             for task in batch.column(0).to_pylist():
                 rows: dict[str, list] = {n: [] for n in _RESULT_SCHEMA.names}
                 for pos in self.tasks[task]:
                     f = self.files[pos]
                     try:
-                        res = add(f.path, columns=self.columns, fpp=self.fpp)
+                        res = _add(self.kinds[pos], f.path, self.columns, self.fpp)
                         out = (
                             res.rewritten,
-                            len(res.added),
+                            sum(res.filters_added.values()),
                             res.filter_bytes,
                             res.bytes_added,
                             None,

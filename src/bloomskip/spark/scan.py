@@ -263,11 +263,13 @@ def _tally(plan: ReadPlan, result: QueryResult) -> None:
     plan.notes.extend(result.notes)
     plan.zones_total, plan.zones_candidate = result.zones_total, result.zones_candidate
     plan.files_total = result.files_total
-    plan.skipped = [p for p, _ in result.skipped]
-    plan.files_skipped = len(plan.skipped)
+    plan.skipped = [p for p, _ in result.skipped]  # named when the source was listed
+    plan.files_skipped = result.files_skipped
     plan.bytes_total = result.bytes_total
-    plan.bytes_skipped = sum(result.sizes.get(p, 0) for p in plan.skipped)
-    plan.skip_reasons = dict(Counter(why for _, why in result.skipped))
+    plan.bytes_skipped = max(0, result.bytes_total - result.bytes_candidate)
+    reasons = Counter(result.skip_reasons)
+    reasons.update(why for _, why in result.skipped if why == "empty file")
+    plan.skip_reasons = dict(reasons)
     plan.read_reasons = dict(
         Counter("zones may match" if f.zones is not None else f.reason for f in result.files)
     )
