@@ -203,6 +203,22 @@ def test_chunk_metadata_fields_of_every_type_agree(seed, tmp_path, monkeypatch, 
 # ---------------------------------------------------------------------------- mutations
 
 
+def test_footer_without_row_groups_agrees(seed, tmp_path, monkeypatch):
+    """A footer whose row group list is empty (as a mutated file had): no units, no
+    chunk array of any leaf, and the same answer both ways."""
+
+    def edit(meta: Struct) -> None:
+        meta.set(4, LIST, List(STRUCT, []))
+        meta.set(3, I64, 0)  # num_rows
+
+    path = tmp_path / "no_row_groups.parquet"
+    path.write_bytes(edited(seed, edit))
+    for predicate in (*PREDICATES, *EVERY_COLUMN):
+        fast, slow = both(monkeypatch, prune, path, predicate)
+        assert fast == slow, predicate
+        assert json.loads(fast)["units"] == []
+
+
 def split(data: bytes) -> tuple[int, bytes]:
     (n,) = struct.unpack("<I", data[-8:-4])
     return len(data) - 8 - n, data[len(data) - 8 - n : -8]

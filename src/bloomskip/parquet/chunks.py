@@ -170,7 +170,9 @@ def _open_plaintext(label: str, size: int, start: int, raw: bytes) -> _BytesSour
             orders, _ = decode_value(raw, at, used, t, name=name)
     except CorruptFileError:
         return None
-    if rows.shape[0] and starts.shape[1] != len(leaves):  # chunks are one per leaf
+    if not rows.shape[0]:  # no row group: no chunk of any leaf
+        starts = np.zeros((0, len(leaves)), np.int64)
+    elif starts.shape[1] != len(leaves):  # chunks are one per leaf
         return None
     return _BytesSource(label, size, start, raw, used, leaves, orders, rows, starts)
 
