@@ -67,6 +67,8 @@ F_SPANS = F_INTS + 2 * len(META_INTS)
 BOUND_FIELDS = (6, 5, 2, 1)  # min_value, max_value, min, max
 F_BOUNDS = F_SPANS + 2 * len(META_SPANS)
 NF = F_BOUNDS + 3 * len(BOUND_FIELDS)
+#: Distinct (encoding_stats, encodings) values whose dictionary coverage a file keeps.
+_COVERAGE_KEPT = 8
 
 
 def int_field(fid: int) -> int:
@@ -195,6 +197,7 @@ class _BytesSource(ChunkSource):
         self._arrays: dict[int, ChunkArrays] = {}
         self._chunks: dict[tuple[int, int], ColumnChunk] = {}
         self._footer: Footer | None = None
+        self._coverage: list[tuple[tuple[Any, ...], tuple[bool, str]]] = []
 
     def column(self, col: int) -> ChunkArrays:
         found = self._arrays.get(col)
@@ -222,15 +225,29 @@ class _BytesSource(ChunkSource):
         row = self.column(col).fields[rg]
         if row[F_META] != 1:
             return False, "no column metadata"
+        spans = row[F_SPANS : F_SPANS + 4].tolist()  # encoding_stats, encodings: (type, at)
+        raw = self.raw
+        # Row groups of a file mostly repeat these two values byte for byte: a Thrift
+        # value decodes from its own bytes alone, so the same bytes give the same answer.
+        for key, answer in self._coverage:
+            if all(
+                key[k] == spans[k] and (not spans[k] or raw.startswith(key[k + 1], spans[k + 1]))
+                for k in (0, 2)
+            ):
+                return answer
         name = f"{self.label} footer"
-        decoded = []
-        for k in (F_SPANS, F_SPANS + 2):  # encoding_stats, encodings
-            t, at = row[k : k + 2].tolist()
-            value = None
+        decoded, key = [], []
+        for k in (0, 2):
+            t, at = spans[k : k + 2]
+            value, end = None, at
             if t:
-                value, _ = decode_value(self.raw, at, self.used, t - 1, name=name, depth=5)
+                value, end = decode_value(raw, at, self.used, t - 1, name=name, depth=5)
             decoded.append(value)
-        return dictionary_coverage(*decoded)
+            key += [t, raw[at:end] if t else b""]
+        answer = dictionary_coverage(*decoded)
+        if len(self._coverage) < _COVERAGE_KEPT:
+            self._coverage.append((tuple(key), answer))
+        return answer
 
     def place(self, rg: int, col: int) -> DictionaryPlace:
         row = self.column(col).fields[rg].tolist()

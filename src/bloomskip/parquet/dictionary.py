@@ -12,7 +12,10 @@ values the dictionary does not list (Trino got this wrong, trinodb/trino #23604)
 * :func:`dictionary_hashes` reads just the dictionary page (``PageHeader`` + payload),
   decompresses it with the chunk's codec through ``pyarrow.Codec``, decodes the PLAIN
   values and returns their xxHash64 hashes, sorted - the same hashes a bloom filter
-  probe uses, so ``±0.0`` and every type are handled once, in the probe.
+  probe uses, so ``±0.0`` and every type are handled once, in the probe. Pruning asks
+  :func:`hashes_at` instead: the hashes in page order with their distinct count
+  (:class:`DictionaryHashes`; ``BYTE_ARRAY`` values hashed where they lie in the page,
+  no sort), tested against the values looked up by a compiled kernel.
 
 For an encrypted column the dictionary page header (module type 5, AES-GCM) and the page
 (module type 3, AES-GCM, or AES-CTR under AES_GCM_CTR_V1) are decrypted with the column's
@@ -24,6 +27,7 @@ returns a reason instead of hashes, and the caller treats the chunk as "may matc
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -42,6 +46,11 @@ from bloomskip.parquet.thrift import Struct, decode_struct
 from bloomskip.prune.evidence import Unavailable
 
 kernels = lazy("bloomskip.parquet.kernels")
+sbbf_kernels = lazy("bloomskip.sbbf.kernels")
+
+#: The odd multiplier of :func:`~bloomskip.sbbf.kernels.count_distinct`'s hash set, drawn
+#: once per process: no file can choose entries that crowd one run of its slots.
+_MULTIPLIER = np.uint64(secrets.randbits(64) | 1)
 
 # Encoding codes (parquet.thrift).
 PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED, RLE_DICTIONARY = 0, 2, 3, 4, 8
@@ -114,7 +123,8 @@ def dictionary_hashes(
         chunk.codec,
         chunk.crypto,
     )
-    return hashes_at(fh, place, physical, type_length)
+    found = hashes_at(fh, place, physical, type_length)
+    return found if isinstance(found, Unavailable) else np.unique(found.hashes)
 
 
 @dataclass(frozen=True)
@@ -132,32 +142,52 @@ class DictionaryPlace:
     crypto: ChunkCrypto | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class DictionaryHashes:
+    """The xxHash64 of a dictionary page's entries, in page order (a repeated entry
+    repeats its hash), and how many of them are distinct."""
+
+    hashes: np.ndarray
+    distinct: int
+
+    def contains_any(self, probe: np.ndarray) -> bool:
+        """Whether any of ``probe`` (hashes) is among the entries."""
+        return bool(kernels.any_in(self.hashes, probe)) if self.hashes.size else False
+
+
 def hashes_at(
     fh: BinaryIO, place: DictionaryPlace, physical: PhysicalType, type_length: int | None
-) -> np.ndarray | Unavailable:
-    """:func:`dictionary_hashes` of the dictionary at ``place``."""
+) -> DictionaryHashes | Unavailable:
+    """The hashes of the dictionary at ``place`` (:func:`dictionary_hashes` unsorted)."""
     try:
-        plain = _read_dictionary(fh, place, physical, type_length)
+        page = _read_dictionary(fh, place)
+        if isinstance(page, str):
+            return Unavailable(f"dictionary unreadable: {page}")
+        buf, count = page
+        if physical is PhysicalType.BYTE_ARRAY:  # hashed where the values lie
+            if count > buf.size // 4:
+                raise CorruptFileError(
+                    f"{place.label}: dictionary page too short for {count} values"
+                )
+            h = np.empty(count, np.uint64)
+            if kernels.hash_byte_arrays(buf, count, h) < 0:
+                raise CorruptFileError(
+                    f"{place.label}: dictionary page BYTE_ARRAY lengths overrun it"
+                )
+        else:
+            plain = _decode_plain(buf, count, physical, type_length, place.label)
+            if isinstance(plain, str):
+                return Unavailable(f"dictionary unreadable: {plain}")
+            h = hash_plain(plain)
     except (CorruptFileError, DecryptionError) as e:
         return Unavailable(f"dictionary unreadable: {e}")
-    if isinstance(plain, str):
-        return Unavailable(f"dictionary unreadable: {plain}")
-    h = np.sort(hash_plain(plain))
-    return h[np.concatenate(([True], h[1:] != h[:-1]))] if h.size else h  # unique
+    distinct = int(sbbf_kernels.count_distinct(h, _MULTIPLIER)) if h.size else 0
+    return DictionaryHashes(h, distinct)
 
 
-def contains_any(dictionary: np.ndarray, hashes: np.ndarray) -> bool:
-    """Whether any of ``hashes`` is in ``dictionary`` (sorted, as
-    :func:`dictionary_hashes` gives it)."""
-    if not dictionary.size:
-        return False
-    at = np.minimum(np.searchsorted(dictionary, hashes), dictionary.size - 1)
-    return bool((dictionary[at] == hashes).any())
-
-
-def _read_dictionary(
-    fh: BinaryIO, place: DictionaryPlace, physical: PhysicalType, type_length: int | None
-) -> PlainValues | str:
+def _read_dictionary(fh: BinaryIO, place: DictionaryPlace) -> tuple[np.ndarray, int] | str:
+    """The dictionary page's payload (decrypted, decompressed) and its number of values,
+    or why it is not read."""
     label = place.label
     dict_off, data_off = place.dictionary_page_offset, place.data_page_offset
     start = dict_off if isinstance(dict_off, int) and dict_off > 0 else data_off
@@ -204,7 +234,7 @@ def _read_dictionary(
     data = _decompress(raw, place.codec, uncompressed, label)
     if isinstance(data, str):
         return data
-    return _decode_plain(np.frombuffer(data, np.uint8), num_values, physical, type_length, label)
+    return np.frombuffer(data, np.uint8), num_values
 
 
 def _page_header(fh: BinaryIO, start: int, limit: int, label: str) -> tuple[Struct, int]:
@@ -222,7 +252,8 @@ def _page_header(fh: BinaryIO, start: int, limit: int, label: str) -> tuple[Stru
     raise CorruptFileError(f"{label}: page header longer than {_HEADER_WINDOWS[-1]} B")
 
 
-def _decompress(raw: bytes, codec: str, size: int, label: str) -> bytes | str:
+def _decompress(raw: bytes, codec: str, size: int, label: str) -> Any:
+    """The page decompressed (bytes, or a ``pyarrow.Buffer``), or why not."""
     if codec == "UNCOMPRESSED":
         if len(raw) != size:
             raise CorruptFileError(f"{label}: dictionary page sizes disagree")
@@ -234,8 +265,7 @@ def _decompress(raw: bytes, codec: str, size: int, label: str) -> bytes | str:
         out = pa.Codec(name).decompress(raw, decompressed_size=size)
     except (pa.ArrowException, OSError, ValueError) as e:
         raise CorruptFileError(f"{label}: cannot decompress the dictionary page ({e})") from None
-    out = out.to_pybytes() if hasattr(out, "to_pybytes") else bytes(out)
-    if len(out) != size:
+    if out.size != size:
         raise CorruptFileError(f"{label}: dictionary page decompressed to a different size")
     return out
 

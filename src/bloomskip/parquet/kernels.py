@@ -1,5 +1,6 @@
 """Compiled kernels of the Parquet layer: validating Thrift structs without building them,
-and splitting PLAIN ``BYTE_ARRAY`` pages into Arrow offsets and data.
+splitting PLAIN ``BYTE_ARRAY`` pages into Arrow offsets and data (or hashing their values
+where they lie), and testing a dictionary's hashes against the values looked up.
 
 Loaded on first use (:func:`bloomskip._lazy.lazy`): numba is not imported before then.
 """
@@ -10,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from bloomskip._numba import KERNEL
+from bloomskip.hashing.kernels import xxh64_bytes
 
 
 @njit(cache=True, nogil=True)
@@ -221,6 +223,54 @@ def split_byte_arrays(buf, count, offsets, data):  # pragma: no cover - compiled
         pos += length
         offsets[i + 1] = out
     return pos
+
+
+@njit(**KERNEL)
+def hash_byte_arrays(buf, count, out):  # pragma: no cover - compiled
+    """xxHash64 of each of ``count`` PLAIN BYTE_ARRAY values of ``buf`` into ``out``, read
+    in place: the hashes :func:`split_byte_arrays` then ``hash_var`` give, without the
+    copy. Returns the bytes consumed, or -1 exactly where :func:`split_byte_arrays` would
+    (a length past the page, or the lengths together past its bytes after the prefixes)."""
+    pos = 0
+    total = 0
+    n = buf.shape[0]
+    room = n - 4 * count
+    for i in range(count):
+        if pos + 4 > n:
+            return -1
+        length = (
+            np.int64(buf[pos])
+            | (np.int64(buf[pos + 1]) << 8)
+            | (np.int64(buf[pos + 2]) << 16)
+            | (np.int64(buf[pos + 3]) << 24)
+        )
+        pos += 4
+        if pos + length > n or total + length > room:
+            return -1
+        out[i] = xxh64_bytes(buf, pos, length)
+        total += length
+        pos += length
+    return pos
+
+
+@njit(**KERNEL)
+def any_in(hashes, probe):  # pragma: no cover - compiled
+    """Whether any of ``hashes`` equals any of ``probe`` (both ``uint64``)."""
+    k = probe.shape[0]
+    if k <= 16:
+        for i in range(hashes.shape[0]):
+            h = hashes[i]
+            for j in range(k):
+                if h == probe[j]:
+                    return True
+        return False
+    p = np.sort(probe)
+    for i in range(hashes.shape[0]):
+        h = hashes[i]
+        at = np.searchsorted(p, h)
+        if at < k and p[at] == h:
+            return True
+    return False
 
 
 @njit(**KERNEL)

@@ -40,7 +40,7 @@ from bloomskip.hashing import hash_values
 from bloomskip.parquet.bloom import LoadedFilter, load_filter
 from bloomskip.parquet.chunks import ChunkArrays, ChunkSource, FooterSource, open_chunks
 from bloomskip.parquet.crypto import Decryption
-from bloomskip.parquet.dictionary import contains_any, hashes_at
+from bloomskip.parquet.dictionary import DictionaryHashes, hashes_at
 from bloomskip.parquet.filters import ColumnFilters
 from bloomskip.parquet.footer import Footer, LeafColumn
 from bloomskip.parquet.schema import BYTES, FLOAT, ColumnType, column_type
@@ -148,7 +148,7 @@ class _File:
             raise InvalidParameterError(f"unknown stages {sorted(unknown)}; use {STAGES}")
         self.fh, self.source, self.types, self.stages = fh, source, types, stages
         self._hashes: dict[tuple[int, tuple[Any, ...]], np.ndarray] = {}
-        self._dicts: dict[tuple[int, int], np.ndarray | Unavailable] = {}
+        self._dicts: dict[tuple[int, int], DictionaryHashes | Unavailable] = {}
         self._blooms: dict[tuple[int, int], LoadedFilter] = {}
 
     def evidence(self, ref: BoundReference) -> ColumnEvidence:
@@ -163,7 +163,7 @@ class _File:
             h = self._hashes[key] = hash_values(to_arrow(values, t.arrow_type), physical=t.spec)
         return h
 
-    def dictionary(self, rg: int, col: int) -> np.ndarray | Unavailable:
+    def dictionary(self, rg: int, col: int) -> DictionaryHashes | Unavailable:
         """The hashes of a chunk's dictionary, when it lists every value of the chunk."""
         found = self._dicts.get((rg, col))
         if found is None:
@@ -368,12 +368,12 @@ class _Dictionary:
                 why.append(d.reason if d.reason.startswith("dictionary unreadable") else "")
                 continue
             h = self.c.file.hashes(self.c.col, values.values) if h is None else h
-            if contains_any(d, h):
+            if d.contains_any(h):
                 status.append(Status.INCLUDED)
                 why.append("in the dictionary")
             else:
                 status.append(Status.EXCLUDED)
-                why.append(f"dictionary: not among its {d.size} values")
+                why.append(f"dictionary: not among its {d.distinct} values")
         return Findings(np.array(status, dtype=np.uint8), why)
 
 
