@@ -387,17 +387,22 @@ STATISTICS_VIEWS = {
 }
 
 
-def row_index_statistics(
-    buf: bytes, name: str, check: Callable[[int], None] | None, field: str | None
-) -> tuple[tuple[int | None, bool | None, Any] | None, ...]:
-    """What pruning reads of each entry of a ROW_INDEX stream, a few times faster than
-    :func:`row_index`: ``(number_of_values, has_null, the view of the sub-message
-    field)`` (``field`` None: no sub-message; None where absent, as in
-    :class:`ColumnStatistics`), or None for an entry without statistics. ``check`` as
-    for :func:`row_index`."""
+def row_index_message(buf: bytes, name: str, check: Callable[[int], None] | None) -> pb.RowIndex:
+    """A ROW_INDEX stream as protobuf parses it; ``check`` as for :func:`row_index`."""
     m = parse(pb.RowIndex, buf, name)
     if check is not None:
         check(len(m.entry))
+    return m
+
+
+def row_index_statistics(
+    m: pb.RowIndex, field: str | None
+) -> tuple[tuple[int | None, bool | None, Any] | None, ...]:
+    """What pruning reads of each entry of a row index (:func:`row_index_message`), a
+    few times faster than :func:`row_index`: ``(number_of_values, has_null, the view of
+    the sub-message field)`` (``field`` None: no sub-message; None where absent, as in
+    :class:`ColumnStatistics`), or None for an entry without statistics."""
+    view = _int_view if field == "int_statistics" else (lambda sm: _sub_view(field, sm))
     out: list[tuple[int | None, bool | None, Any] | None] = []
     append = out.append
     for e in m.entry:
@@ -405,17 +410,25 @@ def row_index_statistics(
             append(None)
             continue
         cs = e.statistics
-        sub = None
-        if field is not None and cs.HasField(field):
-            sub = _sub_view(field, getattr(cs, field))
+        has = cs.HasField
         append(
             (
-                cs.number_of_values if cs.HasField("number_of_values") else None,
-                cs.has_null if cs.HasField("has_null") else None,
-                sub,
+                cs.number_of_values if has("number_of_values") else None,
+                cs.has_null if has("has_null") else None,
+                view(getattr(cs, field)) if field is not None and has(field) else None,
             )
         )
     return tuple(out)
+
+
+def _int_view(m: Message) -> IntegerStatistics:
+    """:func:`_sub_view` of ``int_statistics``, spelled out (the most common case)."""
+    has = m.HasField
+    return IntegerStatistics(
+        m.minimum if has("minimum") else None,  # type: ignore[attr-defined]
+        m.maximum if has("maximum") else None,  # type: ignore[attr-defined]
+        m.sum if has("sum") else None,  # type: ignore[attr-defined]
+    )
 
 
 def _sub_view(field: str, m: Message) -> Any:

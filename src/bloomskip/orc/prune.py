@@ -59,6 +59,7 @@ from bloomskip.expr.bind import Column, bind, resolve  # noqa: F401 - Column for
 from bloomskip.expr.expressions import BoundReference, Expression, In, LiteralPredicate, literal
 from bloomskip.expr.literals import Values, convert, to_arrow
 from bloomskip.orc import proto
+from bloomskip.orc.bounds import Bounds, UnitBounds, findings, outside
 from bloomskip.orc.feeds import base_hashes
 from bloomskip.orc.file import OrcFile, read_orc
 from bloomskip.orc.filter import OrcBloomFilter, optimal_num_hash_functions
@@ -71,7 +72,13 @@ from bloomskip.orc.statistics import (
     excluded,
     statistics_field,
 )
-from bloomskip.orc.stripes import BLOOM_FILTER, BLOOM_FILTER_UTF8, ColumnBloomFilters, RowGroup
+from bloomskip.orc.stripes import (
+    BLOOM_FILTER,
+    BLOOM_FILTER_UTF8,
+    ColumnBloomFilters,
+    RowGroup,
+    RowGroups,
+)
 from bloomskip.orc.trust import (
     CALENDAR_SAFE_DAY,
     JAVA,
@@ -120,15 +127,16 @@ def prune(
     f = orc or read_orc(name)
     schema, infos = schema_of(f)
     bound = bind(predicate, schema)
-    groups = f.row_groups()
+    groups = f.row_group_columns()
     file = _FileContext(f, infos, groups, frozenset(stages))
     verdict = Pruner(len(groups), file.evidence).decide(bound)
     result = PruneResult(name, str(predicate))
-    for number, g in enumerate(groups):
-        why = verdict.why[number] if verdict.why else ""  # type: ignore[index]
-        result.units.append(
-            Unit(number, g.first_row, g.num_rows, bool(verdict.may[number]), why or "")
-        )
+    why = verdict.why or [""] * len(groups)
+    units = result.units
+    for number, (first, rows, may) in enumerate(
+        zip(groups.first_row, groups.num_rows, verdict.may.tolist(), strict=True)
+    ):
+        units.append(Unit(number, first, rows, bool(may), why[number] or ""))
     return result
 
 
@@ -141,7 +149,7 @@ def probe(path: str | os.PathLike, column: str, values: Iterable[Any]) -> ProbeR
     schema, infos = schema_of(f)
     ref = resolve(column, schema)
     leaf = In(ref, lits, tuple(convert(lit, ref.type) for lit in lits))
-    groups = f.row_groups()
+    groups = f.row_group_columns()
     file = _FileContext(f, infos, groups, frozenset({"bloom"}))
     answers = probe_units(file.evidence(ref), leaf, np.arange(len(groups)))
     result = ProbeResult(name, ref.name, [str(lit) for lit in lits])
@@ -162,7 +170,7 @@ class _FileContext:
     row index), and what was read: per-stripe indexes, statistics, filters, hashes."""
 
     def __init__(
-        self, orc: OrcFile, infos: list[OrcColumn], groups: list[RowGroup], stages: frozenset[str]
+        self, orc: OrcFile, infos: list[OrcColumn], groups: RowGroups, stages: frozenset[str]
     ) -> None:
         unknown = stages - set(STAGES)
         if unknown:
@@ -176,6 +184,7 @@ class _FileContext:
         self._ranges: dict[tuple[int, int], Range] = {}
         self._stripe_ranges: dict[tuple[int, int], Range] = {}
         self._filters: dict[tuple[int, int], OrcBloomFilter | str] = {}
+        self._int_bounds = UnitBounds(orc, groups)
 
     def evidence(self, ref: BoundReference) -> ColumnEvidence:
         return _Column(self, ref.key, ref.name)
@@ -238,6 +247,13 @@ class _FileContext:
             except BloomskipError as e:
                 h = self._hashes[key] = f"cannot hash the literal as the writer did: {e}"
         return h
+
+    def bounds(self, units: np.ndarray, col: int) -> Bounds | None:
+        """The integer bounds of ``col`` in ``units`` as arrays (None where they do not
+        apply: then :meth:`range` answers unit by unit)."""
+        if "statistics" not in self.stages:
+            return None
+        return self._int_bounds.of(units, col, self.infos[col])
 
     # -- per unit ------------------------------------------------------------------
 
@@ -413,9 +429,13 @@ class _Column(ColumnEvidence):
                               f"{self.name} may be null" for p in proven])  # fmt: skip
 
     def only_nulls(self, units: np.ndarray) -> Proof:
-        proven = np.array([self.f.range(u, self.col).count == 0 for u in units.tolist()], bool)
-        return Proof(proven, [f"statistics: every {self.name} is null" if p else
-                              f"{self.name} may be non-null" for p in proven])  # fmt: skip
+        b = self.f.bounds(units, self.col)
+        if b is not None:
+            proven = b.zero
+        else:
+            proven = np.array([self.f.range(u, self.col).count == 0 for u in units.tolist()], bool)
+        yes, no = f"statistics: every {self.name} is null", f"{self.name} may be non-null"
+        return Proof(proven, [yes if p else no for p in proven.tolist()])
 
     def all_equal(self, p: LiteralPredicate, units: np.ndarray) -> Proof:
         """Only statistics can rule ``!=`` out: a boolean unit whose values are all one
@@ -469,6 +489,12 @@ class _Statistics:
 
     def test(self, values: Values, units: np.ndarray) -> Findings:
         info, f, col = self.c.info, self.c.f, self.c.col
+        b = f.bounds(units, col)
+        if b is not None:  # integers: in arrays
+            keys = comparison_keys(info, values.values) if b.bounded.any() else []
+            out = outside(b, keys)
+            if out is not None:
+                return findings(b, out, lambda j: f.range(int(units[j]), col).note)
         ranges = [f.range(u, col) for u in units.tolist()]
         if info.kind == BOOLEAN:
             keys = None
@@ -531,15 +557,14 @@ class _Stripes:
         status = np.full(n, Status.UNAVAILABLE, np.uint8)
         why = [""] * n
         keys = None
-        answers: dict[int, tuple[int, str]] = {}
-        for j, u in enumerate(units.tolist()):
-            stripe = f.groups[u].stripe
-            found = answers.get(stripe)
-            if found is None:
-                s, text, keys = _test_range(info, f.stripe_range(stripe, col), values.values, keys)
-                found = answers[stripe] = (s, f"stripe {text}" if s == Status.EXCLUDED else "")
-            if found[0] == Status.EXCLUDED:
-                status[j], why[j] = Status.EXCLUDED, found[1]
+        stripes = f.groups.stripes[units]
+        for stripe in np.unique(stripes).tolist():  # in the order the units ask
+            s, text, keys = _test_range(info, f.stripe_range(stripe, col), values.values, keys)
+            if s == Status.EXCLUDED:
+                here = np.flatnonzero(stripes == stripe)
+                status[here] = Status.EXCLUDED
+                for j in here.tolist():
+                    why[j] = f"stripe {text}"
         return Findings(status, why)
 
 
