@@ -36,12 +36,14 @@ bench: $(STAMP)
 bench-spark: $(STAMP)
 	$(PY) bench/spark.py
 
-# ORC's metadata messages: src/bloomskip/orc/messages.proto -> messages_pb2.py and .pyi.
-# The protoc of this grpcio-tools (35.1) sets the protobuf floor in pyproject.toml.
+# ORC's metadata messages: proto/bloomskip/orc/messages.proto (generator input, kept out of
+# the package) -> src/bloomskip/orc/messages_pb2.py (checked in; the path under proto/ is the
+# module's import path). The protoc of this grpcio-tools (35.1) sets the protobuf floor in
+# pyproject.toml.
 PROTOC_TOOLS := grpcio-tools==1.85.1
 proto: $(STAMP)
 	$(PY) -m pip install --quiet '$(PROTOC_TOOLS)'
-	$(PY) -m grpc_tools.protoc -I src --python_out=src --pyi_out=src src/bloomskip/orc/messages.proto
+	$(PY) -m grpc_tools.protoc -I proto --python_out=src proto/bloomskip/orc/messages.proto
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis bench/.build

@@ -471,7 +471,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes, to check the script")
     ap.add_argument("--data", type=Path,
                     default=Path(tempfile.gettempdir()) / "bloomskip-bench-scale")  # fmt: skip
-    ap.add_argument("--sizes", default=None, help="lake rows, comma-separated")
+    ap.add_argument(
+        "--sizes",
+        default=None,
+        help="lake rows, comma-separated (none: only the synthesized index)",
+    )
     ap.add_argument("--synth-rows", type=int, default=None)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--cold", type=int, default=5)
@@ -484,8 +488,8 @@ def main() -> None:
         fn = {"spark": phase_spark, "query": phase_query}[phase]
         print(json.dumps(fn(json.loads(payload))))
         return
-    sizes = [int(x) for x in (args.sizes or ("1000000,4000000" if args.quick else
-                                             "20000000,200000000")).split(",")]  # fmt: skip
+    spec = args.sizes or ("1000000,4000000" if args.quick else "20000000,200000000")
+    sizes = [] if spec == "none" else [int(x) for x in spec.split(",")]
     synth = args.synth_rows or (40_000_000 if args.quick else 2_000_000_000)
     args.data.mkdir(parents=True, exist_ok=True)
     import platform

@@ -16,6 +16,7 @@ when that folder is read-only, in ``NUMBA_CACHE_DIR`` / the user cache folder.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import numba
 from llvmlite import ir
@@ -37,35 +38,31 @@ def _element_pointer(context, builder, arrty, arr, idx):
     return cgutils.get_item_pointer(context, builder, arrty, ary, [idx], wraparound=False)
 
 
-@intrinsic
-def load_u64(typingctx, data, idx):
-    """Eight bytes of ``data`` (a uint8 array) from ``idx`` as a little-endian uint64."""
-    if not (isinstance(data, types.Array) and data.dtype == types.uint8):
-        return None
+def _little_endian_load(name: str, result: types.Integer) -> Any:
+    """The intrinsic ``name(data, idx)``: the ``result``-wide little-endian integer at byte
+    ``idx`` of ``data`` (a uint8 array), read with one unaligned load."""
 
-    def codegen(context, builder, sig, args):
-        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
-        i64 = ir.IntType(64)
-        cast = builder.bitcast(ptr, i64.as_pointer())
-        val = builder.load(cast, align=1)
-        return val
+    def load(typingctx, data, idx):
+        if not (isinstance(data, types.Array) and data.dtype == types.uint8):
+            return None
 
-    return types.uint64(data, idx), codegen
+        def codegen(context, builder, sig, args):
+            ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
+            wide = builder.bitcast(ptr, ir.IntType(result.bitwidth).as_pointer())
+            return builder.load(wide, align=1)
+
+        return result(data, idx), codegen
+
+    load.__name__ = load.__qualname__ = name
+    return intrinsic(load)
 
 
-@intrinsic
-def load_u32(typingctx, data, idx):
-    """Four bytes of ``data`` (a uint8 array) from ``idx`` as a little-endian uint32."""
-    if not (isinstance(data, types.Array) and data.dtype == types.uint8):
-        return None
-
-    def codegen(context, builder, sig, args):
-        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
-        i32 = ir.IntType(32)
-        cast = builder.bitcast(ptr, i32.as_pointer())
-        return builder.load(cast, align=1)
-
-    return types.uint32(data, idx), codegen
+#: ``load_u64(data, idx)``: eight bytes of ``data`` (a uint8 array) from ``idx`` as a
+#: little-endian uint64.
+load_u64 = _little_endian_load("load_u64", types.uint64)
+#: ``load_u32(data, idx)``: four bytes of ``data`` (a uint8 array) from ``idx`` as a
+#: little-endian uint32.
+load_u32 = _little_endian_load("load_u32", types.uint32)
 
 
 def _prefetch_codegen(rw):

@@ -5,6 +5,9 @@ Every error says what was wrong and what is accepted. All of them derive from
 Python programmer would expect (``ValueError`` for bad arguments, ``TypeError``
 for unsupported types), so ``except ValueError`` keeps working.
 
+:func:`parse_choice` reads a setting named by text (a hash, an encoding, a strategy) into
+its enum, or raises the one error every such setting gives.
+
 One exception is not an error: :class:`Interrupted` (a signal asked the process to stop
 while a file was being written) is a ``KeyboardInterrupt``, so that no ``except
 Exception`` - nor ``except BloomskipError`` - swallows a request to stop.
@@ -13,6 +16,10 @@ Exception`` - nor ``except BloomskipError`` - swallows a request to stop.
 from __future__ import annotations
 
 import signal
+from enum import Enum
+from typing import TypeVar
+
+E = TypeVar("E", bound=Enum)
 
 
 class BloomskipError(Exception):
@@ -29,6 +36,17 @@ class InvalidBitsetError(BloomskipError, ValueError):
 
 class InvalidParameterError(BloomskipError, ValueError):
     """A parameter (FPP, NDV, fold count, policy name...) outside its accepted range."""
+
+
+def parse_choice(choices: type[E], value: object, what: str, accepted: str = "") -> E:
+    """``value`` (a member of the enum ``choices``, or a member's value) as the member, or
+    :class:`InvalidParameterError` ``unknown {what} {value!r}: {accepted}``; ``accepted``
+    is by default ``use one of`` and the values."""
+    try:
+        return choices(value)
+    except ValueError:
+        accepted = accepted or "use one of " + ", ".join(repr(m.value) for m in choices)
+        raise InvalidParameterError(f"unknown {what} {value!r}: {accepted}") from None
 
 
 class IncompatibleFiltersError(BloomskipError, ValueError):

@@ -181,6 +181,25 @@ def test_equals_in_and_or_find_the_zone_and_skip_the_rest(lake, tmp_path):
     assert ix.query(f"uid = 'u-2-2999' AND k = {k}").files == []
 
 
+def test_block_rows_kept_for_later_lookups_stay_within_their_budget(lake, tmp_path, monkeypatch):
+    import gc
+
+    from bloomskip.index import serving
+
+    index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000)
+    monkeypatch.setattr(serving, "ROW_CACHE_BYTES", 1)  # keeps one row at a time
+    ix = index.open(tmp_path / "idx")
+    for i, j in [(0, 5), (2, 1500), (3, 2999), (0, 5), (1, 999)]:
+        res = ix.query(f"uid = 'u-{i}-{j}'")
+        assert _covers(res, str(lake / f"part-{i}.parquet"), j)
+    (served,) = [
+        o
+        for o in gc.get_objects()
+        if isinstance(o, serving.ServedFilters) and o.storage is ix.storage
+    ]
+    assert len(served._rows) == 1 and served._cached == next(iter(served._rows.values())).nbytes
+
+
 def test_null_predicates_use_has_null_and_ndv(lake, tmp_path):
     index.build(lake, ["opt", "uid"], tmp_path / "idx", zone_rows=1000)
     ix = index.open(tmp_path / "idx")

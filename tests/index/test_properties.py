@@ -174,3 +174,26 @@ def test_candidates_hold_every_matching_row(
                 _check(fresh.query(where), _truth(paths, where), where)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    runs=st.lists(
+        st.lists(st.sampled_from([0, 1, 2, 2**63, 2**64 - 1, 7 << 40, 9 << 40]), max_size=40),
+        max_size=6,
+    ),
+    multiplier=st.sampled_from([1, 3, 0x9E3779B97F4A7C15]),
+)
+def test_zone_distinct_counts_are_exact(runs, multiplier):
+    """Each zone's distinct count (the ``ndv`` that sizes ``exact`` filters and proves a
+    zone holds only nulls) equals numpy's, for runs of any length, zeros and values that
+    share low or high bits, whatever the hash set's multiplier."""
+    import numpy as np
+
+    from bloomskip.sbbf.kernels import count_runs
+
+    hashes = np.array([h for r in runs for h in r], dtype=np.uint64)
+    bounds = np.concatenate([[0], np.cumsum([len(r) for r in runs])]).astype(np.int64)
+    ndv = np.zeros(len(runs), np.uint64)
+    count_runs(hashes, bounds, ndv, np.uint64(multiplier))
+    assert ndv.tolist() == [len(set(r)) for r in runs]

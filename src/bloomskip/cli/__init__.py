@@ -10,7 +10,8 @@ bloomskip add-bloom SRC [DST] -c C   add bloom filters without rewriting the dat
 bloomskip index build|refresh|query|status|vacuum   a zone index over a whole lake
 
 Each command module (:mod:`.demo`, :mod:`.size`, ...) has ``register(subparsers)``, which
-adds its parser with ``func=`` the function that runs it: parse, call the library, print
+adds its parser (:func:`.common.command`, with the arguments several commands share from
+:mod:`.options`) with ``func=`` the function that runs it: parse, call the library, print
 the result's text or ``--json``. Values are checked by the ``type=`` functions of
 :mod:`.args` before anything runs. :func:`main` turns every error into one line on
 stderr: usage errors and :class:`~bloomskip.errors.BloomskipError`/``OSError`` exit 2,

@@ -14,8 +14,12 @@ import argparse
 import sys
 
 from bloomskip.cli import args as types
-from bloomskip.cli.common import emit, emit_json
+from bloomskip.cli.common import command, emit, emit_json
 from bloomskip.cli.keys import KEYS_HELP, add_key_options, decryption
+from bloomskip.cli.options import add_columns, add_file, add_fpp, add_json
+from bloomskip.sbbf.sizing import POLICIES
+
+HELP = "add bloom filters to a Parquet or ORC file without rewriting its data"
 
 DESCRIPTION = """\
 Add a bloom filter to each row group of the chosen columns of a Parquet or ORC file.
@@ -64,44 +68,27 @@ the column's key, plaintext columns get plaintext filters.
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "add-bloom",
-        help="add bloom filters to a Parquet or ORC file without rewriting its data",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-    )
+    p = command(sub, "add-bloom", run, HELP, DESCRIPTION, EPILOG)
+    add_file(p, "src", "the Parquet or ORC file to read")
     p.add_argument(
-        "src", metavar="SRC", type=types.data_file, help="the Parquet or ORC file to read"
-    )
-    p.add_argument(
-        "dst",
-        nargs="?",
-        metavar="DST",
-        type=types.output_file,
+        "dst", nargs="?", metavar="DST", type=types.output_file,
         help="where to write (default: replace SRC)",
-    )
-    p.add_argument(
-        "--column", "-c", action="append", dest="columns", metavar="C", type=types.column,
-        help="a column to index, repeatable (default: every column a filter can serve)",
     )  # fmt: skip
+    add_columns(p, "a column to index, repeatable (default: every column a filter can serve)")
+    add_fpp(p, None, "target FPP (default 0.01 for Parquet, 0.05 for ORC)")
     p.add_argument(
-        "--fpp", type=types.fpp, default=None,
-        help="target FPP (default 0.01 for Parquet, 0.05 for ORC)",
-    )  # fmt: skip
-    p.add_argument(
-        "--policy", choices=("parquet", "putze"), default=None,
+        "--policy", choices=POLICIES,
         help="Parquet sizing: parquet (the writers' formula, default) or putze (meets the FPP)",
     )  # fmt: skip
     p.add_argument(
-        "--ndv", type=types.ndv_or_auto, default=None, metavar="auto|N",
+        "--ndv", type=types.ndv_or_auto, metavar="auto|N",
         help="build for N distinct values (auto: the largest row group's rows), then fold "
         "to the FPP, instead of counting them (default: count)",
     )  # fmt: skip
     p.add_argument("--replace", action="store_true", help="rebuild filters already there")
     p.add_argument("--progress", action="store_true", help="progress bar even without a TTY")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(p)
     add_key_options(p)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -71,17 +71,24 @@ def probability(text: str) -> float:
     return value
 
 
+def _decimal(text: str, what: str, hint: str = "") -> Decimal:
+    """``text`` as a finite Decimal, exactly (``_`` between digits allowed); else Bad
+    ``not a {what}: {text!r}`` (and ``hint`` when it is no number at all)."""
+    try:
+        value = Decimal(text.strip().replace("_", ""))
+    except (InvalidOperation, ValueError):
+        raise Bad(f"not a {what}: {text!r}{hint}") from None
+    if not value.is_finite():
+        raise Bad(f"not a {what}: {text!r}")
+    return value
+
+
 def count(minimum: int, maximum: int, what: str = "count") -> Callable[[str], int]:
     """A whole number from ``minimum`` to ``maximum``, written ``2e6``, ``20_000_000`` or
     ``20000000`` (read exactly: ``1e30`` is 10**30, not the nearest double)."""
 
     def parse(text: str) -> int:
-        try:
-            value = Decimal(text.strip().replace("_", ""))
-        except (InvalidOperation, ValueError):
-            raise Bad(f"not a {what}: {text!r} (use e.g. 1000, 2e6 or 20_000_000)") from None
-        if not value.is_finite():
-            raise Bad(f"not a {what}: {text!r}")
+        value = _decimal(text, what, " (use e.g. 1000, 2e6 or 20_000_000)")
         if not minimum <= value <= maximum:  # before int(): 1e999999999 stays cheap
             raise Bad(f"{what} must be from {minimum:,} to {maximum:,}, got {text!r}")
         if value != value.to_integral_value():
@@ -203,12 +210,7 @@ def decimal_value(precision: int, scale: int) -> Callable[[str], Decimal]:
     """``hash --type decimal``: a number a DECIMAL(precision, scale) column holds exactly."""
 
     def parse(text: str) -> Decimal:
-        try:
-            value = Decimal(text.strip().replace("_", ""))
-        except (InvalidOperation, ValueError):
-            raise Bad(f"not a decimal number: {text!r}") from None
-        if not value.is_finite():
-            raise Bad(f"not a decimal number: {text!r}")
+        value = _decimal(text, "decimal number")
         if abs(value.adjusted()) > 200:  # before any arithmetic: 1e999999999 stays cheap
             raise Bad(f"{text} does not fit DECIMAL({precision},{scale})")
         with localcontext(prec=500):
@@ -227,16 +229,18 @@ _PHYSICAL_NAMES = {
     "FIXED_LEN_BYTE_ARRAY", "FLBA",
 }  # fmt: skip
 
+#: The spellings ``hash --physical`` takes, as its help and its errors list them.
+PHYSICAL_TYPES = (
+    "INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, BOOLEAN or FIXED_LEN_BYTE_ARRAY[:LENGTH]"
+)
+
 
 def physical_spec(text: str) -> tuple[str, int | None]:
     """``hash --physical``: a Parquet physical type, ``FIXED_LEN_BYTE_ARRAY:N`` (or
     ``FLBA:N``) with its length; returns ``(type name, length or None)``."""
     name, sep, length = text.strip().upper().partition(":")
     if name not in _PHYSICAL_NAMES:
-        raise Bad(
-            f"not a Parquet physical type: {text!r} (use INT32, INT64, INT96, FLOAT, DOUBLE, "
-            "BYTE_ARRAY, BOOLEAN or FIXED_LEN_BYTE_ARRAY[:LENGTH])"
-        )
+        raise Bad(f"not a Parquet physical type: {text!r} (use {PHYSICAL_TYPES})")
     name = "FIXED_LEN_BYTE_ARRAY" if name == "FLBA" else name
     if not sep:
         return name, None
@@ -418,7 +422,10 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _stat(path: str, missing: str = "no such file or directory") -> os.stat_result:
+_MISSING = "no such file or directory"
+
+
+def _stat(path: str, missing: str = _MISSING) -> os.stat_result:
     if not path:
         raise Bad("the path is empty")
     if "\0" in path:
@@ -431,12 +438,20 @@ def _stat(path: str, missing: str = "no such file or directory") -> os.stat_resu
         raise Bad(f"{path}: {e.strerror or e}") from None
 
 
+def _require(
+    path: str, is_kind: Callable[[int], bool], wrong: str, missing: str = _MISSING
+) -> None:
+    """Bad unless ``path`` exists and its mode passes ``is_kind`` (``stat.S_ISREG``, ...):
+    ``{path} is {its kind}{wrong}``, or ``{path}: {missing}`` when there is nothing."""
+    st = _stat(path, missing)
+    if not is_kind(st.st_mode):
+        raise Bad(f"{path} is {_kind(st.st_mode)}{wrong}")
+
+
 def regular_file(text: str, what: str = "a data file") -> str:
     """An existing regular file (``file://`` dropped)."""
     path = _local(text)
-    st = _stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise Bad(f"{path} is {_kind(st.st_mode)}, not {what}")
+    _require(path, stat.S_ISREG, f", not {what}")
     return path
 
 
@@ -481,9 +496,7 @@ def index_dir(text: str) -> str:
     if _is_uri(text):
         return text  # a Lance dataset on an object store; the library says if it is not
     path = _local(text)
-    st = _stat(path, "no zone index here (no such directory)")
-    if not stat.S_ISDIR(st.st_mode):
-        raise Bad(f"{path} is {_kind(st.st_mode)}: no zone index here")
+    _require(path, stat.S_ISDIR, ": no zone index here", "no zone index here (no such directory)")
     return text
 
 
@@ -492,38 +505,32 @@ def new_index_dir(text: str) -> str:
     path = _local(text)
     if _is_uri(text):
         raise Bad(f"{text}: an index lives in a local or mounted directory")
-    if not os.path.lexists(path):
-        return text
-    st = _stat(path)
-    if not stat.S_ISDIR(st.st_mode):
-        raise Bad(f"{path} is {_kind(st.st_mode)}: an index is a directory")
+    if os.path.lexists(path):
+        _require(path, stat.S_ISDIR, ": an index is a directory")
     return text
+
+
+def _exists(path: str) -> bool:
+    """Whether anything is at ``path`` (a dangling link too); Bad for an empty path."""
+    if not path:
+        raise Bad("the path is empty")
+    return os.path.lexists(path)
 
 
 def output_file(text: str) -> str:
     """A file to write: missing (its directory exists) or an existing regular file."""
-    if not text:
-        raise Bad("the path is empty")
-    if os.path.lexists(text):
-        st = _stat(text)
-        if not stat.S_ISREG(st.st_mode):
-            raise Bad(f"{text} is {_kind(st.st_mode)}: the output must be a regular file")
-        return text
-    parent = os.path.dirname(text) or "."
-    st = _stat(parent, "the directory does not exist")
-    if not stat.S_ISDIR(st.st_mode):
-        raise Bad(f"{parent} is {_kind(st.st_mode)}, not a directory")
+    if _exists(text):
+        _require(text, stat.S_ISREG, ": the output must be a regular file")
+    else:
+        parent = os.path.dirname(text) or "."
+        _require(parent, stat.S_ISDIR, ", not a directory", "the directory does not exist")
     return text
 
 
 def work_dir(text: str) -> str:
     """A working directory: missing (it is created) or a directory."""
-    if not text:
-        raise Bad("the path is empty")
-    if os.path.lexists(text):
-        st = _stat(text)
-        if not stat.S_ISDIR(st.st_mode):
-            raise Bad(f"{text} is {_kind(st.st_mode)}, not a directory")
+    if _exists(text):
+        _require(text, stat.S_ISDIR, ", not a directory")
     return text
 
 

@@ -2,9 +2,12 @@
 
 * :class:`Parser` - an ``argparse.ArgumentParser`` whose usage errors are one line,
   ``bloomskip: error: COMMAND: argument X: why (see 'bloomskip COMMAND --help')``, exit 2;
+* :func:`command` - the parser of one command or ``index`` action, with its help texts
+  and the function that runs it (the arguments several share: :mod:`.options`);
 * :func:`emit` / :func:`emit_json` - write a result to stdout; text that the terminal's
   encoding cannot hold (a path with non-UTF-8 bytes) is backslash-escaped, never a
-  traceback; :class:`StdoutClosed` when the reader went away (``| head``);
+  traceback; :class:`StdoutClosed` when the reader went away (``| head``); :func:`report`
+  - a result's ``to_json()`` with ``--json``, else its ``to_text()``;
 * :func:`say_error` - one line on stderr;
 * :func:`format_options` - the options a file's format takes from the arguments;
 * :func:`require_java` - the check before anything starts a JVM.
@@ -17,6 +20,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn, TextIO
 
 from bloomskip.errors import MissingDependencyError
@@ -51,6 +55,25 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def command(
+    sub: argparse._SubParsersAction,
+    name: str,
+    run: Callable[[argparse.Namespace], int] | None,
+    help: str,
+    description: str,
+    epilog: str,
+    **kwargs: Any,
+) -> argparse.ArgumentParser:
+    """Add the parser of command ``name`` to ``sub``: ``help`` is its line in the parent's
+    list, ``description`` and ``epilog`` frame its ``--help``, and parsing it runs ``run``
+    (``args.func``; None for a command whose actions each have their own). ``kwargs`` go
+    to ``add_parser`` (``formatter_class``)."""
+    p = sub.add_parser(name, help=help, description=description, epilog=epilog, **kwargs)
+    if run is not None:
+        p.set_defaults(func=run)
+    return p
+
+
 def one_line(text: object) -> str:
     """``text`` on one line: its lines joined, blank ones dropped."""
     return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
@@ -76,6 +99,16 @@ def emit(text: str) -> None:
 def emit_json(obj: Any) -> None:
     """Write ``obj`` as one line of JSON (non-ASCII escaped, so any path survives)."""
     emit(json.dumps(obj))
+
+
+def report(result: Any, as_json: bool) -> int:
+    """Print ``result``: its ``to_json()`` as one line of JSON (``--json``), else its
+    ``to_text()``; the exit code, 0."""
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        emit(result.to_text())
+    return 0
 
 
 def say_error(text: str) -> None:
@@ -123,10 +156,12 @@ __all__ = [
     "CommandListFormatter",
     "Parser",
     "StdoutClosed",
+    "command",
     "emit",
     "emit_json",
     "format_options",
     "one_line",
+    "report",
     "require_java",
     "say_error",
     "silence_stdout",

@@ -9,11 +9,14 @@ from __future__ import annotations
 import argparse
 
 from bloomskip.cli import args as types
-from bloomskip.cli.common import emit, require_java
+from bloomskip.cli.common import command, emit, require_java
+from bloomskip.cli.options import add_fpp, add_json
 from bloomskip.errors import InvalidParameterError
 
 #: Rows one generated file may hold (it is built in memory): bounds the memory a run uses.
 MAX_ROWS_PER_FILE = 10_000_000
+
+HELP = "point lookups on a 20M-row lake, three ways, with Spark"
 
 DESCRIPTION = """\
 Look rows up in a data lake three ways with Spark, check that they agree, and time them.
@@ -50,12 +53,7 @@ examples:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    d = sub.add_parser(
-        "demo",
-        help="point lookups on a 20M-row lake, three ways, with Spark",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-    )
+    d = command(sub, "demo", run, HELP, DESCRIPTION, EPILOG)
     d.add_argument(
         "--dir", default="demo-lake", type=types.work_dir,
         help="working directory for the lake, its copy and the index (default ./demo-lake)",
@@ -79,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--repeat", type=types.REPEAT, default=1,
         help="time each lookup N times, report the median",
     )  # fmt: skip
-    d.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    add_json(d, "print the results as one JSON object")
     d.add_argument(
         "--sbbf", action="store_true",
         help="instead: the filter alone, without Spark (build and probe --n values)",
@@ -88,8 +86,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--n", type=types.SBBF_KEYS, default=10_000_000,
         help="--sbbf: distinct keys (10M; at most 1e8)",
     )  # fmt: skip
-    d.add_argument("--fpp", type=types.fpp, default=0.01, help="--sbbf: target FPP (0.01)")
-    d.set_defaults(func=run, fresh=False)
+    add_fpp(d, 0.01, "--sbbf: target FPP (0.01)")
+    d.set_defaults(fresh=False)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 
 from bloomskip.cli import args as types
-from bloomskip.cli.common import emit
+from bloomskip.cli.common import command, emit
+from bloomskip.cli.options import add_encoding
 from bloomskip.errors import InvalidParameterError
 
 #: --type names (their Arrow types are built lazily: pyarrow loads only when hashing).
@@ -23,6 +24,8 @@ TYPE_NAMES = (
     "uint32", "uint64", "float16", "float", "double", "date", "time", "timestamp",
     "decimal", "uuid",
 )  # fmt: skip
+
+HELP = "the xxHash64 a Parquet bloom filter stores for a value"
 
 DESCRIPTION = """\
 The hash a Parquet bloom filter stores for each VALUE, as a column of TYPE hashes it:
@@ -55,43 +58,35 @@ examples:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "hash",
-        help="the xxHash64 a Parquet bloom filter stores for a value",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-    )
+    p = command(sub, "hash", run, HELP, DESCRIPTION, EPILOG)
     p.add_argument(
         "--type", choices=TYPE_NAMES, default="string", metavar="TYPE",
         help=f"the column type: {', '.join(TYPE_NAMES)} (default string)",
     )  # fmt: skip
     p.add_argument(
-        "--unit", choices=tuple(types.UNITS), default=None,
+        "--unit", choices=tuple(types.UNITS),
         help="unit of a timestamp or time column: s, ms, us (default) or ns",
     )  # fmt: skip
     p.add_argument(
-        "--precision", type=types.PRECISION, default=None, metavar="P",
+        "--precision", type=types.PRECISION, metavar="P",
         help="digits of a decimal column (1 to 76; needed for --type decimal)",
     )  # fmt: skip
     p.add_argument(
-        "--scale", type=types.SCALE, default=None, metavar="S",
+        "--scale", type=types.SCALE, metavar="S",
         help="digits after the point of a decimal column (default 0)",
     )  # fmt: skip
     p.add_argument(
-        "--physical", type=types.physical_spec, default=None, metavar="PHYSICAL",
-        help="how the file stores the column, when not the default: INT32, INT64, INT96, "
-        "FLOAT, DOUBLE, BYTE_ARRAY, BOOLEAN or FIXED_LEN_BYTE_ARRAY[:LENGTH]",
+        "--physical", type=types.physical_spec, metavar="PHYSICAL",
+        help=f"how the file stores the column, when not the default: {types.PHYSICAL_TYPES}",
     )  # fmt: skip
-    p.add_argument(
-        "--encoding", choices=("parquet", "arrow"), default="parquet",
-        help="parquet: PLAIN bytes of the physical type (default); arrow: as Lance",
-    )  # fmt: skip
+    add_encoding(
+        p, "parquet", "parquet: PLAIN bytes of the physical type (default); arrow: as Lance"
+    )
     p.add_argument(
         "--hash", choices=("xxhash64", "murmur3_x64_128"), default="xxhash64",
         help="xxhash64 (Parquet, default) or murmur3_x64_128 (the initial draft)",
     )  # fmt: skip
     p.add_argument("values", nargs="+", metavar="VALUE", help="a value (-- before one like -inf)")
-    p.set_defaults(func=run)
 
 
 def _arrow_type(args: argparse.Namespace):

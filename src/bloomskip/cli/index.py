@@ -9,10 +9,28 @@ not know lives here: ``--spark MASTER`` starts the Spark session and hands its r
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from bloomskip.cli import args as types
-from bloomskip.cli.common import CommandListFormatter, emit, emit_json, require_java
+from bloomskip.cli.common import (
+    CommandListFormatter,
+    command,
+    emit,
+    emit_json,
+    report,
+    require_java,
+)
+from bloomskip.cli.options import (
+    add_columns,
+    add_encoding,
+    add_fpp,
+    add_index,
+    add_json,
+    add_workers,
+)
 from bloomskip.errors import BloomskipError, SparkJobError
+
+HELP = "zone index over a lake: build, refresh, query, status, vacuum"
 
 DESCRIPTION = """\
 An external bloom filter index over a whole lake of Parquet/ORC files, in the layout
@@ -33,19 +51,10 @@ examples:
 
 Run 'bloomskip index ACTION --help' for the options and more examples of an action."""
 
-_SPARK_HELP = (
-    "read the files in Spark tasks on this master (local[*], spark://host:7077, yarn, ...); "
-    "needs bloomskip[spark] and Java 17+"
-)
-
 
 def register(sub: argparse._SubParsersAction) -> None:
-    ix = sub.add_parser(
-        "index",
-        help="zone index over a lake: build, refresh, query, status, vacuum",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=CommandListFormatter,
+    ix = command(
+        sub, "index", None, HELP, DESCRIPTION, EPILOG, formatter_class=CommandListFormatter
     )
     actions = ix.add_subparsers(dest="index_command", required=True, metavar="ACTION")
     for add in (_add_build, _add_refresh, _add_query, _add_status, _add_vacuum):
@@ -55,41 +64,34 @@ def register(sub: argparse._SubParsersAction) -> None:
 # ----------------------------------------------------------------------------- build
 
 
-def _add_build(actions: argparse._SubParsersAction) -> None:
-    b = actions.add_parser(
-        "build",
-        help="index columns of every file under SOURCE",
-        description="""\
+BUILD_HELP = "index columns of every file under SOURCE"
+
+BUILD_DESCRIPTION = """\
 Index COLUMNs of every Parquet/ORC file under SOURCE (a directory, a file, a URI -
 file://, s3://, gs://, hdfs:// - or a Lance dataset) into INDEX, a local directory:
 one bloom filter per zone of --zone-rows rows and one per file. On an existing index:
 add the columns and refresh. Files that cannot be read are listed as not indexed (and
-stay candidates of every query). Answers nothing yet: 'index query' does.""",
-        epilog="""\
+stay candidates of every query). Answers nothing yet: 'index query' does."""
+
+BUILD_EPILOG = """\
 examples:
   bloomskip index build lake/ lake.idx -c user_id --zone-rows 4096
   bloomskip index build s3://bucket/events/ events.idx -c user_id --sizing exact
-  bloomskip index build lake/ lake.idx -c user_id --spark 'local[*]'""",
-    )
+  bloomskip index build lake/ lake.idx -c user_id --spark 'local[*]'"""
+
+
+def _add_build(actions: argparse._SubParsersAction) -> None:
+    b = command(actions, "build", _build, BUILD_HELP, BUILD_DESCRIPTION, BUILD_EPILOG)
     b.add_argument(
         "source", metavar="SOURCE", type=types.source, help="directory, file or URI of the data"
     )
+    add_index(b, "the index directory (created if missing)", types.new_index_dir)
+    add_columns(b, "a column to index, repeatable", required=True)
     b.add_argument(
-        "index", metavar="INDEX", type=types.new_index_dir,
-        help="the index directory (created if missing)",
-    )  # fmt: skip
-    b.add_argument(
-        "--column", "-c", action="append", dest="columns", required=True, metavar="C",
-        type=types.column, help="a column to index, repeatable",
-    )  # fmt: skip
-    b.add_argument(
-        "--zone-rows",
-        metavar="N",
-        type=types.ZONE_ROWS,
-        default=8192,
+        "--zone-rows", metavar="N", type=types.ZONE_ROWS, default=8192,
         help="rows per zone (default 8192)",
-    )
-    b.add_argument("--fpp", type=types.fpp, default=0.00057, help="target FPP (default 0.00057)")
+    )  # fmt: skip
+    add_fpp(b, 0.00057)
     b.add_argument(
         "--sizing", choices=("putze", "exact"), default="putze",
         help="putze: every zone sized for --zone-rows values (Lance); exact: for its own "
@@ -99,9 +101,8 @@ examples:
         "--align", choices=("rows", "row_groups"), default="rows",
         help="row_groups: never cut across a Parquet row group or ORC stripe",
     )  # fmt: skip
-    b.add_argument(
-        "--encoding", choices=("parquet", "arrow"), default=None,
-        help="parquet: hash PLAIN bytes of the physical type (default); arrow: as Lance "
+    add_encoding(
+        b, None, "parquet: hash PLAIN bytes of the physical type (default); arrow: as Lance "
         "(default for a Lance dataset)",
     )  # fmt: skip
     ff = b.add_mutually_exclusive_group()
@@ -110,13 +111,9 @@ examples:
         help="also keep one filter per file (off by default: a lookup reads a block per zone)",
     )  # fmt: skip
     ff.add_argument("--no-file-filters", action="store_true", help=argparse.SUPPRESS)
-    b.add_argument(
-        "--threads", metavar="N", type=types.THREADS, help="reader threads (default: CPU count)"
-    )
-    b.add_argument("--spark", metavar="MASTER", type=types.spark_master, help=_SPARK_HELP)
+    add_workers(b)
     b.add_argument("--overwrite", action="store_true", help="replace an existing index")
-    b.add_argument("--json", action="store_true", help="print one JSON object")
-    b.set_defaults(func=_build)
+    add_json(b)
 
 
 def _engine(args: argparse.Namespace):
@@ -139,12 +136,14 @@ def _engine(args: argparse.Namespace):
     return SparkRunner(session)
 
 
-def _report(rep, as_json: bool) -> int:
-    if as_json:
-        emit_json(rep.to_json())
-    else:
-        emit(rep.to_text())
-    return 0
+def _workers(args: argparse.Namespace) -> dict[str, Any]:
+    """How ``build``/``refresh`` read the files (``--threads``, ``--spark``), and whether
+    they show progress (not with ``--json``)."""
+    return {
+        "threads": args.threads,
+        "progress": None if not args.json else False,
+        "runner": _engine(args),
+    }
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -160,75 +159,64 @@ def _build(args: argparse.Namespace) -> int:
         align=args.align,
         encoding=args.encoding,
         file_filters=args.file_filters,
-        threads=args.threads,
-        progress=None if not args.json else False,
         overwrite=args.overwrite,
-        runner=_engine(args),
+        **_workers(args),
     )
-    return _report(rep, args.json)
+    return report(rep, args.json)
 
 
 # ----------------------------------------------------------------------------- refresh
 
 
-def _add_refresh(actions: argparse._SubParsersAction) -> None:
-    r = actions.add_parser(
-        "refresh",
-        help="index new and changed files, drop removed ones",
-        description="""\
+REFRESH_HELP = "index new and changed files, drop removed ones"
+
+REFRESH_DESCRIPTION = """\
 Bring INDEX up to date with its source: index files added or changed since the last
 version, drop files removed. Files whose (path, size, mtime) is unchanged are not
-opened. Commits a new version; readers see the old one or the new one, never half.""",
-        epilog="""\
+opened. Commits a new version; readers see the old one or the new one, never half."""
+
+REFRESH_EPILOG = """\
 examples:
   bloomskip index refresh lake.idx
   bloomskip index refresh lake.idx --threads 4 --json
-  bloomskip index refresh lake.idx --spark spark://head:7077""",
-    )
-    r.add_argument("index", metavar="INDEX", type=types.index_dir, help="the index directory")
-    r.add_argument(
-        "--threads", metavar="N", type=types.THREADS, help="reader threads (default: CPU count)"
-    )
-    r.add_argument("--spark", metavar="MASTER", type=types.spark_master, help=_SPARK_HELP)
-    r.add_argument("--json", action="store_true", help="print one JSON object")
-    r.set_defaults(func=_refresh)
+  bloomskip index refresh lake.idx --spark spark://head:7077"""
+
+
+def _add_refresh(actions: argparse._SubParsersAction) -> None:
+    r = command(actions, "refresh", _refresh, REFRESH_HELP, REFRESH_DESCRIPTION, REFRESH_EPILOG)
+    add_index(r)
+    add_workers(r)
+    add_json(r)
 
 
 def _refresh(args: argparse.Namespace) -> int:
     from bloomskip.index import refresh
 
-    rep = refresh(
-        args.index,
-        threads=args.threads,
-        progress=None if not args.json else False,
-        runner=_engine(args),
-    )
-    return _report(rep, args.json)
+    return report(refresh(args.index, **_workers(args)), args.json)
 
 
 # ----------------------------------------------------------------------------- query
 
 
-def _add_query(actions: argparse._SubParsersAction) -> None:
-    q = actions.add_parser(
-        "query",
-        help="the files and zones that may hold rows matching a predicate",
-        description="""\
+QUERY_HELP = "the files and zones that may hold rows matching a predicate"
+
+QUERY_DESCRIPTION = """\
 Candidate files and zones (row ranges) for a SQL predicate: answers "which files, and
 which rows in them, must a reader open?". The index answers col = lit, col IN (...),
 IS [NOT] NULL, under AND / OR; anything else (!=, ranges, columns not indexed) may
 match. Files added or changed since indexing are candidates in full. Never drops a
-matching row. INDEX may also be a Lance dataset: its own BLOOMFILTER indexes answer.""",
-        epilog="""\
+matching row. INDEX may also be a Lance dataset: its own BLOOMFILTER indexes answer."""
+
+QUERY_EPILOG = """\
 examples:
   bloomskip index query lake.idx "user_id = 'u_42'"
   bloomskip index query lake.idx "user_id IN ('u_1', 'u_2') AND day IS NOT NULL" --json
-  bloomskip index query events.lance "user_id = 42\"""",
-    )
-    q.add_argument(
-        "index", metavar="INDEX", type=types.index_dir,
-        help="a zone index directory, or a Lance dataset (its own index)",
-    )  # fmt: skip
+  bloomskip index query events.lance "user_id = 42\""""
+
+
+def _add_query(actions: argparse._SubParsersAction) -> None:
+    q = command(actions, "query", _query, QUERY_HELP, QUERY_DESCRIPTION, QUERY_EPILOG)
+    add_index(q, "a zone index directory, or a Lance dataset (its own index)")
     q.add_argument("where", metavar="WHERE", type=types.sql, help="the SQL predicate")
     q.add_argument(
         "--max-in-fpp", metavar="P", type=types.probability, default=0.5,
@@ -238,8 +226,7 @@ examples:
         "--no-source-check", action="store_true",
         help="do not list the source (faster; misses files added or changed since indexing)",
     )  # fmt: skip
-    q.add_argument("--json", action="store_true", help="print one JSON object")
-    q.set_defaults(func=_query)
+    add_json(q)
 
 
 def _query(args: argparse.Namespace) -> int:
@@ -254,34 +241,31 @@ def _query(args: argparse.Namespace) -> int:
         res = open_index(args.index).query(
             args.where, check_source=not args.no_source_check, max_in_fpp=args.max_in_fpp
         )
-    if args.json:
-        emit_json(res.to_json())
-    else:
-        emit(res.to_text())
-    return 0
+    return report(res, args.json)
 
 
 # ----------------------------------------------------------------------------- status
 
 
-def _add_status(actions: argparse._SubParsersAction) -> None:
-    s = actions.add_parser(
-        "status",
-        help="coverage, stale files, size and predicted FPP per column",
-        description="""\
+STATUS_HELP = "coverage, stale files, size and predicted FPP per column"
+
+STATUS_DESCRIPTION = """\
 What INDEX covers and what it costs: its version and source, how many of the files
 the source lists now are indexed and unchanged (coverage), which are stale, new or
 removed, and per column its sizing, zones, filter bytes, bytes per row, size on disk
 and mean predicted false-positive rate. Answers "is the index up to date, and worth
-its size?".""",
-        epilog="""\
+its size?"."""
+
+STATUS_EPILOG = """\
 examples:
   bloomskip index status lake.idx
-  bloomskip index status lake.idx --json | jq .coverage""",
-    )
-    s.add_argument("index", metavar="INDEX", type=types.index_dir, help="the index directory")
-    s.add_argument("--json", action="store_true", help="print one JSON object")
-    s.set_defaults(func=_status)
+  bloomskip index status lake.idx --json | jq .coverage"""
+
+
+def _add_status(actions: argparse._SubParsersAction) -> None:
+    s = command(actions, "status", _status, STATUS_HELP, STATUS_DESCRIPTION, STATUS_EPILOG)
+    add_index(s)
+    add_json(s)
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -298,25 +282,26 @@ def _status(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- vacuum
 
 
-def _add_vacuum(actions: argparse._SubParsersAction) -> None:
-    v = actions.add_parser(
-        "vacuum",
-        help="delete old versions and files no kept version uses",
-        description="""\
+VACUUM_HELP = "delete old versions and files no kept version uses"
+
+VACUUM_DESCRIPTION = """\
 Delete the versions of INDEX older than the last --keep, and every table file no kept
 version uses, if older than an hour (a running build's fresh files are never touched).
-Refuses a directory that holds no zone index. Prints the files removed.""",
-        epilog="""\
+Refuses a directory that holds no zone index. Prints the files removed."""
+
+VACUUM_EPILOG = """\
 examples:
   bloomskip index vacuum lake.idx
-  bloomskip index vacuum lake.idx --keep 1 --json""",
-    )
-    v.add_argument("index", metavar="INDEX", type=types.index_dir, help="the index directory")
+  bloomskip index vacuum lake.idx --keep 1 --json"""
+
+
+def _add_vacuum(actions: argparse._SubParsersAction) -> None:
+    v = command(actions, "vacuum", _vacuum, VACUUM_HELP, VACUUM_DESCRIPTION, VACUUM_EPILOG)
+    add_index(v)
     v.add_argument(
         "--keep", metavar="N", type=types.KEEP, default=5, help="versions to keep (default 5)"
     )
-    v.add_argument("--json", action="store_true", help="print one JSON object")
-    v.set_defaults(func=_vacuum)
+    add_json(v)
 
 
 def _vacuum(args: argparse.Namespace) -> int:

@@ -12,8 +12,11 @@ import argparse
 
 from bloomskip import formats
 from bloomskip.cli import args as types
-from bloomskip.cli.common import emit, emit_json, format_options
+from bloomskip.cli.common import command, emit, emit_json, format_options
 from bloomskip.cli.keys import KEYS_HELP, add_key_options
+from bloomskip.cli.options import add_file, add_json
+
+HELP = "the bloom filters in a Parquet/ORC file or a Lance dataset"
 
 DESCRIPTION = """\
 The bloom filters of a Parquet or ORC file, per row group and column: whether a filter
@@ -38,21 +41,13 @@ examples:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "inspect",
-        help="the bloom filters in a Parquet/ORC file or a Lance dataset",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-    )
-    p.add_argument(
-        "file",
-        metavar="FILE",
+    p = command(sub, "inspect", run, HELP, DESCRIPTION, EPILOG)
+    add_file(
+        p, help="a Parquet or ORC file, or a Lance dataset directory",
         type=types.data_file_or_dataset,
-        help="a Parquet or ORC file, or a Lance dataset directory",
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    )  # fmt: skip
+    add_json(p)
     add_key_options(p)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

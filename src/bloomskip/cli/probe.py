@@ -10,8 +10,11 @@ import argparse
 
 from bloomskip import formats
 from bloomskip.cli import args as types
-from bloomskip.cli.common import emit, emit_json, format_options
+from bloomskip.cli.common import command, format_options, report
 from bloomskip.cli.keys import KEYS_HELP, add_key_options
+from bloomskip.cli.options import add_file, add_json
+
+HELP = "which row groups' bloom filters rule out some values"
 
 DESCRIPTION = """\
 For each row group of a Parquet or ORC file: 'absent' (the bloom filter rules out every
@@ -36,20 +39,14 @@ examples:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "probe",
-        help="which row groups' bloom filters rule out some values",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-    )
-    p.add_argument("file", metavar="FILE", type=types.data_file, help="a Parquet or ORC file")
+    p = command(sub, "probe", run, HELP, DESCRIPTION, EPILOG)
+    add_file(p)
     p.add_argument("--column", "-c", required=True, type=types.column, help="the column")
     p.add_argument(
         "values", nargs="+", metavar="VALUE", type=types.utf8_text, help="a value to look for"
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(p)
     add_key_options(p)
-    p.set_defaults(func=run)
 
 
 def _literal(text: str, column_type):
@@ -74,8 +71,4 @@ def run(args: argparse.Namespace) -> int:
     column_type = resolve(args.column, fmt.binding_schema(args.file, **options)).type
     values = [_literal(v, column_type) for v in args.values]
     result = fmt.probe(args.file, args.column, values, **options)
-    if args.json:
-        emit_json(result.to_json())
-    else:
-        emit(result.to_text())
-    return 0
+    return report(result, args.json)

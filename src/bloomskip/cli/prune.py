@@ -10,8 +10,11 @@ import argparse
 
 from bloomskip import formats
 from bloomskip.cli import args as types
-from bloomskip.cli.common import emit, emit_json, format_options
+from bloomskip.cli.common import command, format_options, report
 from bloomskip.cli.keys import KEYS_HELP, add_key_options
+from bloomskip.cli.options import add_file, add_json
+
+HELP = "which row groups may hold rows matching a SQL predicate"
 
 DESCRIPTION = """\
 Decide for each row group whether it may hold a row matching a SQL predicate, using
@@ -40,13 +43,8 @@ examples:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "prune",
-        help="which row groups may hold rows matching a SQL predicate",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-    )
-    p.add_argument("file", metavar="FILE", type=types.data_file, help="a Parquet or ORC file")
+    p = command(sub, "prune", run, HELP, DESCRIPTION, EPILOG)
+    add_file(p)
     p.add_argument(
         "--where", "-w", required=True, metavar="SQL", type=types.sql, help="the SQL predicate"
     )
@@ -54,9 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--stages", type=types.stages,
         help="comma-separated evidence to use: statistics,dictionary,bloom (default: all)",
     )  # fmt: skip
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(p)
     add_key_options(p)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,8 +62,4 @@ def run(args: argparse.Namespace) -> int:
     if args.stages:
         options["stages"] = args.stages
     result = fmt.prune(args.file, args.where, **options)
-    if args.json:
-        emit_json(result.to_json())
-    else:
-        emit(result.to_text())
-    return 0
+    return report(result, args.json)

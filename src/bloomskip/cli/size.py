@@ -11,7 +11,10 @@ from __future__ import annotations
 import argparse
 
 from bloomskip.cli import args as types
-from bloomskip.cli.common import emit, emit_json
+from bloomskip.cli.common import command, emit, emit_json
+from bloomskip.cli.options import add_fpp, add_json
+
+HELP = "how big a filter must be for N distinct values at a target FPP"
 
 DESCRIPTION = """\
 How many bytes a Split Block Bloom Filter needs for NDV distinct values at a target
@@ -33,22 +36,13 @@ examples:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "size",
-        help="how big a filter must be for N distinct values at a target FPP",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-    )
+    p = command(sub, "size", run, HELP, DESCRIPTION, EPILOG)
     p.add_argument(
-        "--ndv",
-        required=True,
-        metavar="N",
-        type=types.NDV,
+        "--ndv", required=True, metavar="N", type=types.NDV,
         help="distinct values, e.g. 1e6 or 20_000_000",
-    )
-    p.add_argument("--fpp", type=types.fpp, default=0.01, help="target FPP (default 0.01)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=run)
+    )  # fmt: skip
+    add_fpp(p, 0.01)
+    add_json(p)
 
 
 def run(args: argparse.Namespace) -> int:

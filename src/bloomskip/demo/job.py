@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bloomskip.demo.lake import KEY_COLUMNS, Lake, LakeSpec, ensure_lake
 from bloomskip.demo.native import NativeCopy, ensure_native_copy, retrofit_lake, spark_conf
+from bloomskip.demo.record import Record
 from bloomskip.demo.report import describe_machine, lookup_table, machine_info, render
 from bloomskip.demo.ways import (
     WAY_HELP,
@@ -49,15 +50,12 @@ DEMO_CONF = {
 
 
 @dataclass
-class IndexInfo:
+class IndexInfo(Record):
     path: str
     seconds: float
     files_indexed: int
     zones_written: int
     bytes_written: int
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

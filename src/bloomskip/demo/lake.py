@@ -36,7 +36,7 @@ import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bloomskip.demo.record import Record
 from bloomskip.errors import InvalidParameterError
 
 #: Bump when the generated data changes: a lake with another version is regenerated.
@@ -70,7 +71,7 @@ _YEAR_US = 366 * 86_400 * 1_000_000
 
 
 @dataclass(frozen=True)
-class LakeSpec:
+class LakeSpec(Record):
     """What to generate: ``rows`` rows in total over ``files`` files."""
 
     files: int = 200
@@ -104,14 +105,11 @@ class LakeSpec:
         return f"part-{i:05d}.parquet"
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["user_ids"] = self.distinct_user_ids
-        d["format"] = LAKE_FORMAT
-        return d
+        return super().to_json() | {"user_ids": self.distinct_user_ids, "format": LAKE_FORMAT}
 
 
 @dataclass(frozen=True)
-class LookupKeys:
+class LookupKeys(Record):
     """Values to look up, taken from known rows of the lake (and one known absent)."""
 
     uuid_present: str
@@ -119,9 +117,6 @@ class LookupKeys:
     user_id_present: int
     uuid_in: list[str]  # values from distinct files, all present
     where: dict[str, str] = field(default_factory=dict)  # query name -> SQL predicate
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

@@ -15,13 +15,14 @@ import os
 import shutil
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 
 from bloomskip.demo.lake import KEY_COLUMNS, STAMP, Lake, remove_generated
+from bloomskip.demo.record import Record
 from bloomskip.demo.ways import DemoMismatchError, Say, stderr
 from bloomskip.index import DEFAULT_FPP
 
@@ -43,7 +44,7 @@ def spark_conf(spark, settings: Mapping[str, Any]) -> Iterator[None]:
 
 
 @dataclass
-class NativeCopy:
+class NativeCopy(Record):
     """The lake rewritten by Spark with native Parquet bloom filters on the key columns."""
 
     path: Path
@@ -58,9 +59,7 @@ class NativeCopy:
     seconds: float
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["path"] = str(self.path)
-        return d
+        return super().to_json() | {"path": str(self.path)}
 
 
 def lake_bytes_per_row(lake: Lake) -> float:

@@ -18,9 +18,10 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from bloomskip.demo.record import Record
 from bloomskip.errors import BloomskipError
 
 WAYS = ("spark scan", "native bloom", "bloomskip")
@@ -79,7 +80,7 @@ def scan_metrics(df) -> dict[str, int] | None:
 
 
 @dataclass
-class Measurement:
+class Measurement(Record):
     """One lookup answered one way."""
 
     query: str
@@ -93,9 +94,6 @@ class Measurement:
     bytes_read: int | None = None  # filesSize: bytes of the files the scan opened
     rows_scanned: int | None = None  # numOutputRows of the scan: rows of unskipped row groups
     plan_seconds: float | None = None  # bloomskip: the index lookup (median)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class ThreeWays:
@@ -124,25 +122,14 @@ class ThreeWays:
         """``(DataFrame, ReadPlan or None, planning seconds)`` for one way."""
         if self.opened is None:
             self._open()
-        reader = self.spark.read
-        if way == "spark scan":  # no bloom filter may be used: a scan of every row group
-            return (
-                reader.option("parquet.filter.bloom.enabled", "false")
-                .schema(self.schema)
-                .parquet(self.lake)
-                .where(where),
-                None,
-                0.0,
-            )
-        if way == "native bloom":
-            return (
-                reader.option("parquet.filter.bloom.enabled", "true")
-                .schema(self.native_schema)
-                .parquet(self.native)
-                .where(where),
-                None,
-                0.0,
-            )
+        if way in ("spark scan", "native bloom"):
+            # spark scan: the lake with no bloom filter used, a scan of every row group;
+            # native bloom: the copy written with Parquet's own filters, read with them on
+            native = way == "native bloom"
+            path, schema = (self.native, self.native_schema) if native else (self.lake, self.schema)
+            bloom = "true" if native else "false"
+            reader = self.spark.read.option("parquet.filter.bloom.enabled", bloom)
+            return reader.schema(schema).parquet(path).where(where), None, 0.0
         if way == "bloomskip":
             t = time.perf_counter()
             plan = self.opened.plan(where)

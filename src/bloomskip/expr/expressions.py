@@ -44,7 +44,20 @@ T = TypeVar("T")
 
 
 class Expression:
-    """Base of every node. ``&``, ``|`` and ``~`` build And, Or and Not."""
+    """Base of every node. ``&``, ``|`` and ``~`` build And, Or and Not.
+
+    Node kinds that differ from their siblings only by their SQL keyword name it in the
+    class statement (``class And(Connective, sql="AND")``) and inherit everything else,
+    dataclass fields and methods included.
+    """
+
+    #: The SQL keyword of a node kind (``AND``, ``IS NULL``, ``IN``...), where it has one.
+    sql: ClassVar[str]
+
+    def __init_subclass__(cls, sql: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if sql is not None:
+            cls.sql = sql
 
     def __and__(self, other: Expression) -> Expression:
         return And(self, other)
@@ -137,21 +150,22 @@ class AlwaysFalse(Expression):
 
 
 @dataclass(frozen=True)
-class And(Expression):
+class Connective(Expression):
+    """``left AND right`` / ``left OR right``."""
+
     left: Expression
     right: Expression
 
     def __str__(self) -> str:
-        return f"({self.left} AND {self.right})"
+        return f"({self.left} {self.sql} {self.right})"
 
 
-@dataclass(frozen=True)
-class Or(Expression):
-    left: Expression
-    right: Expression
+class And(Connective, sql="AND"):
+    """Both sides hold."""
 
-    def __str__(self) -> str:
-        return f"({self.left} OR {self.right})"
+
+class Or(Connective, sql="OR"):
+    """Either side holds."""
 
 
 @dataclass(frozen=True)
@@ -174,7 +188,8 @@ class Unsupported(Expression):
 
 @dataclass(frozen=True)
 class Predicate(Expression):
-    """A condition on one column (``term``: a name, or a column once bound)."""
+    """A condition on one column (``term``: a name, or a column once bound), written
+    ``term`` and its kind's SQL (a comparison adds its literals)."""
 
     term: Reference | BoundReference
 
@@ -182,25 +197,21 @@ class Predicate(Expression):
     def bound(self) -> bool:
         return isinstance(self.term, BoundReference)
 
-
-@dataclass(frozen=True)
-class NullPredicate(Predicate):
-    """``IS NULL`` / ``IS NOT NULL``."""
-
-    sql: ClassVar[str]
-
     def __str__(self) -> str:
         return f"{self.term} {self.sql}"
 
 
 @dataclass(frozen=True)
-class IsNull(NullPredicate):
-    sql = "IS NULL"
+class NullPredicate(Predicate):
+    """``IS NULL`` / ``IS NOT NULL``."""
 
 
-@dataclass(frozen=True)
-class NotNull(NullPredicate):
-    sql = "IS NOT NULL"
+class IsNull(NullPredicate, sql="IS NULL"):
+    """The column is NULL."""
+
+
+class NotNull(NullPredicate, sql="IS NOT NULL"):
+    """The column is not NULL."""
 
 
 @dataclass(frozen=True)
@@ -209,7 +220,6 @@ class LiteralPredicate(Predicate):
     ``conversions``: the values of the column's type each literal can equal. ``=`` and
     ``!=`` hold one literal (``literal``), ``IN`` and ``NOT IN`` a tuple."""
 
-    sql: ClassVar[str]
     literals: ClassVar[tuple[Literal, ...]]  # a field, or a property of ``literal``
     # ``converted`` (a field of each subclass): one Converted, or a tuple of them, for
     # one or many literals; None or () until bound.
@@ -244,24 +254,20 @@ class _ManyLiterals(LiteralPredicate):
     converted: tuple[Converted, ...] = ()
 
 
-@dataclass(frozen=True)
-class EqualTo(_OneLiteral):
-    sql = "="
+class EqualTo(_OneLiteral, sql="="):
+    """The column equals the literal."""
 
 
-@dataclass(frozen=True)
-class NotEqualTo(_OneLiteral):
-    sql = "!="
+class NotEqualTo(_OneLiteral, sql="!="):
+    """The column differs from the literal."""
 
 
-@dataclass(frozen=True)
-class In(_ManyLiterals):
-    sql = "IN"
+class In(_ManyLiterals, sql="IN"):
+    """The column equals one of the literals."""
 
 
-@dataclass(frozen=True)
-class NotIn(_ManyLiterals):
-    sql = "NOT IN"
+class NotIn(_ManyLiterals, sql="NOT IN"):
+    """The column equals none of the literals."""
 
 
 #: Each leaf and the leaf that is its negation.
@@ -354,23 +360,20 @@ class ExpressionTransform(ExpressionVisitor[Expression]):
 def rewrite_not(expr: Expression) -> Expression:
     """The same predicate with every NOT pushed down to a leaf and removed (top-down, so
     ``NOT NOT x`` is ``x`` again, whatever ``x`` is)."""
-    if isinstance(expr, Not):
-        return _negate(expr.child)
-    if isinstance(expr, And):
-        return And(rewrite_not(expr.left), rewrite_not(expr.right))
-    if isinstance(expr, Or):
-        return Or(rewrite_not(expr.left), rewrite_not(expr.right))
-    return expr
+    return _push_not(expr, negated=False)
 
 
-def _negate(expr: Expression) -> Expression:
-    """NOT ``expr``, without a Not node (``expr`` may itself contain Nots)."""
+def _push_not(expr: Expression, negated: bool) -> Expression:
+    """``expr`` - or NOT ``expr`` when ``negated`` - without a Not node (``expr`` may
+    itself contain Nots): each Not flips the polarity below it, and under a negation
+    AND and OR trade places (De Morgan) and each leaf becomes its opposite."""
     if isinstance(expr, Not):
-        return rewrite_not(expr.child)
-    if isinstance(expr, And):
-        return Or(_negate(expr.left), _negate(expr.right))
-    if isinstance(expr, Or):
-        return And(_negate(expr.left), _negate(expr.right))
+        return _push_not(expr.child, not negated)
+    if isinstance(expr, Connective):
+        left, right = _push_not(expr.left, negated), _push_not(expr.right, negated)
+        return And(left, right) if isinstance(expr, And) != negated else Or(left, right)
+    if not negated:
+        return expr
     if isinstance(expr, AlwaysTrue):
         return AlwaysFalse()
     if isinstance(expr, AlwaysFalse):

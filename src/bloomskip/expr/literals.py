@@ -365,12 +365,19 @@ def _parse_timestamp(text: str) -> tuple[dt.date, int, int | None] | None:
     return date, nanos, offset
 
 
+def _date_and_time(lit: Literal, what: str) -> tuple[dt.date, int, int | None] | Unknown:
+    """A DATE, TIMESTAMP or text literal as :func:`_parse_timestamp` reads it, or Unknown:
+    the literal is not a ``what`` (the column's type)."""
+    parsed = None
+    if lit.kind in ("date", "string", "timestamp"):
+        parsed = _parse_timestamp(lit.value)
+    return Unknown(f"{lit} is not a {what}") if parsed is None else parsed
+
+
 def _date(lit: Literal) -> Converted:
-    if lit.kind not in ("date", "string", "timestamp"):
-        return Unknown(f"{lit} is not a date")
-    parsed = _parse_timestamp(lit.value)
-    if parsed is None:
-        return Unknown(f"{lit} is not a date")
+    parsed = _date_and_time(lit, "date")
+    if isinstance(parsed, Unknown):
+        return parsed
     date, nanos, offset = parsed
     if offset is not None:
         return Unknown(f"{lit} has a time zone; a date column has none")
@@ -400,11 +407,9 @@ def _microsecond_readings(ns: int) -> set[int]:
 
 
 def _timestamp(lit: Literal, t: pa.TimestampType) -> Converted:
-    if lit.kind not in ("timestamp", "date", "string"):
-        return Unknown(f"{lit} is not a timestamp")
-    parsed = _parse_timestamp(lit.value)
-    if parsed is None:
-        return Unknown(f"{lit} is not a timestamp")
+    parsed = _date_and_time(lit, "timestamp")
+    if isinstance(parsed, Unknown):
+        return parsed
     date, nanos, offset = parsed
     if lit.kind == "date":
         nanos, offset = 0, None  # DATE '2024-01-31 10:00' is that date's midnight

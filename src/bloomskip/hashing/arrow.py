@@ -52,7 +52,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bloomskip.errors import InvalidParameterError, UnsupportedTypeError
+from bloomskip.errors import InvalidParameterError, UnsupportedTypeError, parse_choice
 from bloomskip.hashing.physical import PhysicalType, int96_rows
 from bloomskip.hashing.plain import PlainValues, Rows, VarBytes, Words
 
@@ -70,13 +70,8 @@ class Encoding(StrEnum):
 
     @classmethod
     def parse(cls, value: str | Encoding) -> Encoding:
-        try:
-            return cls(value)
-        except ValueError:
-            raise InvalidParameterError(
-                f"unknown encoding {value!r}: use 'parquet' (Parquet physical types) or "
-                "'arrow' (Arrow widths, as Lance)"
-            ) from None
+        use = "use 'parquet' (Parquet physical types) or 'arrow' (Arrow widths, as Lance)"
+        return parse_choice(cls, value, "encoding", use)
 
 
 @dataclass(frozen=True)
@@ -443,16 +438,33 @@ def _value_type(t: pa.DataType) -> pa.DataType:
             return t
 
 
+_VAR_BINARY = (
+    pa.types.is_string,
+    pa.types.is_large_string,
+    pa.types.is_binary,
+    pa.types.is_large_binary,
+    pa.types.is_string_view,
+    pa.types.is_binary_view,
+)
+_LIST_LIKE = (
+    pa.types.is_list,
+    pa.types.is_large_list,
+    pa.types.is_fixed_size_list,
+    pa.types.is_list_view,
+    pa.types.is_large_list_view,
+    pa.types.is_map,
+)
+
+
 def is_var_binary(t: pa.DataType) -> bool:
     """String or binary of any offset width, or a view type (shared with the ORC filter)."""
-    return (
-        pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_string_view(t)
-        or pa.types.is_binary_view(t)
-    )
+    return any(is_kind(t) for is_kind in _VAR_BINARY)
+
+
+def is_list_like(t: pa.DataType) -> bool:
+    """A list of any layout (offsets of either width, fixed size, view) or a map: a type
+    whose values are lists of child values (the Parquet and ORC readers unwrap them)."""
+    return any(is_kind(t) for is_kind in _LIST_LIKE)
 
 
 def _fixed_numpy(arr: pa.Array, np_type: Any) -> np.ndarray:

@@ -71,13 +71,21 @@ def rotl64(x, r):
 
 
 @njit(inline="always")
-def _avalanche(h):
-    h ^= h >> _U64(33)
-    h *= _P2
-    h ^= h >> _U64(29)
-    h *= _P3
-    h ^= h >> _U64(32)
+def _xorshift_multiply(h, a, m1, b, m2, c):
+    """``h ^= h >> a; h *= m1; h ^= h >> b; h *= m2; h ^= h >> c``: the final mix of both
+    hashes, each with its own shifts and multipliers (xxHash64's avalanche, MurmurHash3's
+    ``fmix64``)."""
+    h ^= h >> _U64(a)
+    h *= m1
+    h ^= h >> _U64(b)
+    h *= m2
+    h ^= h >> _U64(c)
     return h
+
+
+@njit(inline="always")
+def _avalanche(h):
+    return _xorshift_multiply(h, 33, _P2, 29, _P3, 32)
 
 
 @njit(inline="always")
@@ -175,12 +183,7 @@ def xxh64_bytes(data, start, length):
 @njit(inline="always")
 def fmix64(k):
     """MurmurHash3's 64-bit finalizer (also ORC's ``hash64``)."""
-    k ^= k >> _U64(33)
-    k *= _FM1
-    k ^= k >> _U64(33)
-    k *= _FM2
-    k ^= k >> _U64(33)
-    return k
+    return _xorshift_multiply(k, 33, _FM1, 33, _FM2, 33)
 
 
 @njit(inline="always")
@@ -453,12 +456,12 @@ def hash_words(values, out):
 
 @njit(**KERNEL)
 def hash_rows(data, width, out, algo):
-    """``out[i]`` = hash of ``data[i*width:(i+1)*width]`` (fixed-width byte strings)."""
-    scratch = new_scratch()
-    n = out.shape[0]
-    for s in range(0, n, CHUNK):
-        m = min(CHUNK, n - s)
-        hash_rows_chunk(data, s * width, width, out[s : s + m], algo, scratch)
+    """``out[i]`` = hash of ``data[i*width:(i+1)*width]`` (fixed-width byte strings).
+
+    One call of the chunk function covers every row: rows of one width need no per-chunk
+    choice between row-parallel and one-at-a-time hashing, as strings do. (An int64
+    ``start``, not the literal 0: the signature the fused filter kernels compile.)"""
+    hash_rows_chunk(data, np.int64(0), width, out, algo, new_scratch())
 
 
 @njit(**KERNEL)

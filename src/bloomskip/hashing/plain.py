@@ -23,7 +23,7 @@ from enum import StrEnum
 import numpy as np
 
 from bloomskip._lazy import lazy
-from bloomskip.errors import InvalidParameterError
+from bloomskip.errors import InvalidParameterError, parse_choice
 
 kernels = lazy("bloomskip.hashing.kernels")
 
@@ -50,11 +50,7 @@ class HashAlgorithm(StrEnum):
 
     @classmethod
     def parse(cls, value: str | HashAlgorithm) -> HashAlgorithm:
-        try:
-            return cls(value)
-        except ValueError:
-            names = ", ".join(repr(m.value) for m in cls)
-            raise InvalidParameterError(f"unknown hash {value!r}: use one of {names}") from None
+        return parse_choice(cls, value, "hash")
 
     @property
     def code(self) -> int:

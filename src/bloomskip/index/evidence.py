@@ -54,7 +54,10 @@ class _Column:
 
     def __init__(self, spec: ColumnIndex, data: ColumnData, universe: Universe) -> None:
         self.spec, self.data, self.u = spec, data, universe
-        self.zrow = rows_of(data.key, universe.keys)  # row of each zone in data, -1: none
+        if universe.keys is data.key:  # one column's zones are the universe
+            self.zrow = np.arange(data.key.shape[0], dtype=np.int64)
+        else:
+            self.zrow = rows_of(data.key, universe.keys)  # row of each zone in data, -1: none
         self.frow = rows_of(data.file_fragment, universe.fids)
         self._hashes: dict[tuple, np.ndarray | Unavailable] = {}
         self._files: dict[tuple, np.ndarray] = {}
@@ -164,7 +167,12 @@ class _FileFilter:
         self.c = column
 
     def test(self, values: Values, units: np.ndarray) -> Findings:
-        files, at = np.unique(self.c.u.zfile[units], return_inverse=True)
+        if self.c.data.file_fragment.shape[0] == 0:  # no file filters: nothing to say
+            return Findings.same(units.shape[0], Status.INCONCLUSIVE, "file filter")
+        zfile = self.c.u.zfile[units]  # non-decreasing: units ascend, zones sort by file
+        first = np.ones(zfile.shape[0], np.bool_)
+        first[1:] = zfile[1:] != zfile[:-1]
+        files, at = zfile[first], np.cumsum(first) - 1
         may = self.c.file_may(values, files)
         if isinstance(may, Unavailable):
             return Findings.same(units.shape[0], Status.UNAVAILABLE, may.reason)

@@ -18,26 +18,6 @@ from bloomskip.sbbf.kernels import _check_one, _insert_one
 _U64 = np.uint64
 
 
-def sort_runs_count_distinct(hashes, bounds, ndv):
-    """Sort each run ``hashes[bounds[z]:bounds[z+1]]`` in place; ``ndv[z]`` = its
-    distinct count. Sorted runs also make the inserts walk blocks in order, and a
-    later stable (merge) sort of the whole array cheap. numpy's sort (SIMD) is ~10x
-    numba's here, so only the counting is compiled."""
-    for z in range(bounds.shape[0] - 1):
-        hashes[bounds[z] : bounds[z + 1]].sort()
-    _count_runs(hashes, bounds, ndv)
-
-
-@njit(**KERNEL)
-def _count_runs(hashes, bounds, ndv):
-    for z in range(bounds.shape[0] - 1):
-        n = 0
-        for i in range(bounds[z], bounds[z + 1]):
-            if i == bounds[z] or hashes[i] != hashes[i - 1]:
-                n += 1
-        ndv[z] = n
-
-
 @njit(**KERNEL)
 def insert_runs(words, offsets, sizes, hashes, bounds):
     """Insert run ``z`` of ``hashes`` (``bounds`` as above) into zone filter ``z``."""

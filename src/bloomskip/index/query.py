@@ -35,12 +35,14 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partialmethod
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bloomskip._json import attributes
 from bloomskip.errors import CorruptFileError
 from bloomskip.expr.bind import Column, bind, referenced
 from bloomskip.expr.expressions import BoundReference, Expression
@@ -83,14 +85,8 @@ class FileCandidate:
             return self.num_rows
         return sum(n for _, n in self.zones)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "reason": self.reason,
-            "fragment_id": self.fragment_id,
-            "num_rows": self.num_rows,
-            "zones": None if self.zones is None else [list(z) for z in self.zones],
-        }
+    #: Its JSON, in the key order ``index query --json`` has always printed.
+    to_json = partialmethod(attributes, "path reason fragment_id num_rows zones")
 
 
 @dataclass
@@ -513,6 +509,26 @@ class ZoneIndex:
         return "\n".join(lines)
 
 
+def _sorted_unique(a: np.ndarray) -> np.ndarray:
+    """``np.unique`` by a sort and a neighbour test (its hash table is ~20x slower on
+    sorted runs of uint64 keys)."""
+    a = np.sort(a)
+    first = np.ones(a.shape[0], dtype=np.bool_)  # also right for an empty array
+    first[1:] = a[1:] != a[:-1]
+    return a[first]
+
+
+def _own_universe(data: ColumnData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The files, zone keys and each zone's file position of one column's zones, made
+    once per loaded column (a warm lookup does not redo them)."""
+    if data.universe is None:
+        fragment = data.key >> KEY_SHIFT  # sorted, as the keys are
+        first = np.ones(fragment.shape[0], dtype=np.bool_)
+        first[1:] = fragment[1:] != fragment[:-1]
+        data.universe = (fragment[first], data.key, np.cumsum(first, dtype=np.int64) - 1)
+    return data.universe
+
+
 @dataclass
 class Decided:
     """Per candidate file (fragment id): its candidate zones (None: the whole file) and
@@ -564,20 +580,21 @@ def decide(
         )
         return out
     data = {c: load(c) for c in cols}
-    if fids is None:  # every file the index holds for these columns
-        parts = [d.fragment for d in data.values()]
-        parts += [np.array(columns[c].failed, dtype=np.uint64) for c in cols]
-        fids = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.uint64)
-    # The zone universe: every zone any referenced column holds for these files.
-    if len(data) == 1:
-        keys = next(iter(data.values())).key  # sorted and unique already
-    else:  # a sort and a neighbour test: np.unique hashes, ~20x slower here
-        keys = np.sort(np.concatenate([d.key for d in data.values()]))
-        first = np.ones(keys.shape[0], dtype=np.bool_)  # also right for no zones at all
-        first[1:] = keys[1:] != keys[:-1]
-        keys = keys[first]
-    keys = keys[np.isin(keys >> KEY_SHIFT, fids)]
-    zfile = np.searchsorted(fids, keys >> KEY_SHIFT).astype(np.int64)
+    only = data[cols[0]] if len(cols) == 1 and not columns[cols[0]].failed else None
+    if fids is None and only is not None:  # one column's zones are the universe
+        fids, keys, zfile = _own_universe(only)
+    else:
+        if fids is None:  # every file the index holds for these columns
+            parts = [d.fragment for d in data.values()]
+            parts += [np.array(columns[c].failed, dtype=np.uint64) for c in cols]
+            fids = _sorted_unique(np.concatenate(parts))
+        # The zone universe: every zone any referenced column holds for these files.
+        if len(data) == 1:
+            keys = next(iter(data.values())).key  # sorted and unique already
+        else:
+            keys = _sorted_unique(np.concatenate([d.key for d in data.values()]))
+        keys = keys[np.isin(keys >> KEY_SHIFT, fids)]
+        zfile = np.searchsorted(fids, keys >> KEY_SHIFT).astype(np.int64)
     universe = Universe(fids, keys, zfile, max_in_fpp, notes)
     evidence = {c: column_evidence(columns[c], data[c], universe) for c in cols}
     rules = _IndexRules(columns, universe)

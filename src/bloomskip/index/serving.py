@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -566,25 +567,51 @@ def row_holds(row: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return ok
 
 
+#: Bytes of decoded block rows a :class:`ServedFilters` keeps for later lookups.
+ROW_CACHE_BYTES = 64 << 20
+
+
+def present(codes: np.ndarray) -> list[int]:
+    """The distinct small non-negative integers in ``codes``, ascending (a count, not a
+    hash table: segment, class and source numbers are few)."""
+    if codes.shape[0] == 0:
+        return []
+    return np.flatnonzero(np.bincount(codes)).tolist()
+
+
 class ServedFilters:
     """The zone filters of one column, read block row by block row from the segments'
-    slabs as lookups need them; a row once read is kept (so a warm lookup reads nothing)."""
+    slabs as lookups need them. Rows once read are kept, the most recently used first, up
+    to :data:`ROW_CACHE_BYTES` (a lookup of a value seen before reads nothing; memory does
+    not grow with the number of lookups)."""
 
     def __init__(
-        self, storage: Storage, directories: Sequence[Directory], slabs: Sequence[Sequence[str]]
+        self,
+        storage: Storage,
+        directories: Sequence[Directory],
+        slabs: Sequence[Sequence[str]],
+        cache_bytes: int | None = None,
     ) -> None:
         self.storage = storage
         self.dirs = list(directories)
         self.slabs = [list(s) for s in slabs]
-        self._rows: dict[tuple[int, int, int], np.ndarray] = {}
+        self._rows: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
+        self._cached = 0
+        self._limit = ROW_CACHE_BYTES if cache_bytes is None else cache_bytes
 
     def block_row(self, seg: int, cls: int, b: int) -> np.ndarray:
         """Block ``b`` of every zone of class ``cls`` of segment ``seg``: (count, 8) uint32."""
         key = (seg, cls, b)
         row = self._rows.get(key)
-        if row is None:
-            got = read_rows(self.storage, self.dirs[seg], self.slabs[seg], cls, b, b + 1)
-            row = self._rows[key] = got[0].view("<u4")
+        if row is not None:
+            self._rows.move_to_end(key)
+            return row
+        got = read_rows(self.storage, self.dirs[seg], self.slabs[seg], cls, b, b + 1)
+        row = got[0].view("<u4")
+        self._rows[key] = row
+        self._cached += row.nbytes
+        while self._cached > self._limit and len(self._rows) > 1:
+            self._cached -= self._rows.popitem(last=False)[1].nbytes
         return row
 
     def probe(self, seg: np.ndarray, zone: np.ndarray, hashes: np.ndarray) -> np.ndarray:
@@ -595,12 +622,12 @@ class ServedFilters:
         if zone.shape[0] == 0:
             return out
         masks = block_masks(hashes)  # (k, 8) uint32
-        for s in np.unique(seg).tolist():
+        for s in present(seg):
             d = self.dirs[s]
             mine = np.flatnonzero(seg == s)
             cls = d.zone_class[zone[mine]]
             out[mine[cls == NO_CLASS]] = True  # no usable filter: may match
-            for c in np.unique(cls[cls != NO_CLASS]).tolist():
+            for c in present(cls[cls != NO_CLASS]):
                 at = mine[cls == c]
                 pos = d.position[zone[at]]
                 b = block_index(hashes, d.classes[c]["blocks"])

@@ -101,7 +101,7 @@ class Routed:
     def probe(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
         out = np.zeros(rows.shape[0], dtype=np.bool_)
         src = self.source[rows]
-        for s in np.unique(src).tolist():
+        for s in serving.present(src):
             mine = np.flatnonzero(src == s)
             out[mine] = self.sources[s](self.local[rows[mine]], hashes)
         return out
@@ -122,6 +122,8 @@ class ColumnData:
     file_has_null: np.ndarray
     file_ndv: np.ndarray
     files: Filters
+    # (fids, keys, zone -> file position) when the column alone is a lookup's universe
+    universe: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def load_column(

@@ -36,10 +36,12 @@ from bloomskip.errors import BloomskipError, SourceChangedError
 from bloomskip.hashing import hash_values
 from bloomskip.index.layout import FILE_SCHEMA, ZONE_SCHEMA, ColumnIndex, Zoning
 from bloomskip.sbbf import build_filter
+from bloomskip.sbbf.filter import odd_multiplier
 from bloomskip.sbbf.sizing import putze_num_bytes
 from bloomskip.sources.base import Source, SourceFile
 
 kernels = lazy("bloomskip.index.kernels")
+sbbf_kernels = lazy("bloomskip.sbbf.kernels")
 
 _MAX_CHUNK_BYTES = 1 << 30  # binary arrays use int32 offsets
 
@@ -160,7 +162,7 @@ def _column_zones(
         hashes = hash_values(arr, physical=col.physical, encoding=col.encoding)
     except BloomskipError as e:
         return _failed(f"{col.name}: {e}")
-    hashes = np.require(hashes, np.uint64, ["C", "W"])  # ours: sorted in place below
+    hashes = np.ascontiguousarray(hashes, np.uint64)
     if arr.null_count:
         valid = pc.is_valid(arr).to_numpy(zero_copy_only=False)
         nonnull = np.concatenate([[0], np.cumsum(valid, dtype=np.int64)])[bounds]
@@ -170,7 +172,7 @@ def _column_zones(
     counts = np.diff(nonnull)
     z = lengths.shape[0]
     ndv = np.zeros(z, dtype=np.uint64)
-    kernels.sort_runs_count_distinct(hashes, nonnull, ndv)
+    sbbf_kernels.count_runs(hashes, nonnull, ndv, odd_multiplier())
     if col.sizing == "exact":
         sizes = np.array([putze_num_bytes(int(n), col.fpp) for n in ndv], dtype=np.int64)
     else:
@@ -179,7 +181,7 @@ def _column_zones(
     words = np.zeros(int(offsets[-1]) // 4, dtype=np.uint32)
     kernels.insert_runs(words, offsets[:-1] // 4, sizes // 4, hashes, nonnull)
     file_filter, file_ndv = None, 0  # 0: not counted without a file filter
-    if col.file_filters:  # the runs are sorted: build_filter's merge sort is cheap
+    if col.file_filters:
         ff, file_ndv = build_filter(hashes, col.fpp, "putze")
         file_filter = ff.to_bytes()
     starts, spans = bounds[:-1], lengths

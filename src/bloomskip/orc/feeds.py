@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import pyarrow as pa
@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from bloomskip._lazy import lazy
 from bloomskip.errors import UnsupportedTypeError
-from bloomskip.hashing.arrow import as_arrow, is_var_binary, unview, var_bytes
+from bloomskip.hashing.arrow import as_arrow, is_list_like, is_var_binary, unview, var_bytes
 from bloomskip.orc.types import VAR_PAD, VAR_RAW, VAR_TRUNCATE, OrcKind, OrcType, Writer
 from bloomskip.orc.zones import offsets_ms, tzinfo, zone_name
 
@@ -92,14 +92,19 @@ class Feed:
         return out
 
 
-def base_hashes(
-    values: Any,
-    orc_kind: Any,
-    *,
-    max_length: int | None = None,
-    writer_timezone: Any = "UTC",
-    writer: str | Writer = Writer.JAVA,
-) -> np.ndarray:
+class Conversion(TypedDict, total=False):
+    """The keywords that choose how a writer converts a column's values, taken by
+    :func:`base_hashes` and ``OrcBloomFilter.add_values`` / ``test_values`` and passed on
+    to :func:`feeds`, which holds their defaults: ``max_length`` of a CHAR or VARCHAR kind
+    given without one, ``writer_timezone`` of TIMESTAMP columns (``"UTC"``) and
+    ``writer``, whose quirks to reproduce (ORC Java)."""
+
+    max_length: int | None
+    writer_timezone: Any
+    writer: str | Writer
+
+
+def base_hashes(values: Any, orc_kind: Any, **conversion: Unpack[Conversion]) -> np.ndarray:
     """The 64-bit base hash (int64) of each non-null value of an ORC column, in order.
 
     This is what ORC's writer hands to ``addLong`` / ``addBytes`` after converting the
@@ -140,11 +145,7 @@ def base_hashes(
     truncated toward zero, not floored). Kinds that feed nothing raise
     :class:`~bloomskip.errors.UnsupportedTypeError`.
     """
-    parts = [
-        feed.hashes()
-        for feed, _ in feeds(values, orc_kind, max_length, writer_timezone, writer)
-        if len(feed)
-    ]
+    parts = [feed.hashes() for feed, _ in feeds(values, orc_kind, **conversion) if len(feed)]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
@@ -179,6 +180,7 @@ def decimal_strings(values: Any) -> pa.Array:
 def feeds(
     values: Any,
     orc_kind: Any,
+    *,
     max_length: int | None = None,
     writer_timezone: Any = "UTC",
     writer: str | Writer = Writer.JAVA,
@@ -221,14 +223,7 @@ def _feed(arr: pa.Array, t: OrcType, writer: Writer, zone: str) -> Feed:
     if k in (OrcKind.TIMESTAMP, OrcKind.TIMESTAMP_INSTANT):
         return Feed("long", _timestamp_millis(arr, t, writer, zone))
     if k in (OrcKind.LIST, OrcKind.MAP):
-        if not (
-            pa.types.is_list(kind)
-            or pa.types.is_large_list(kind)
-            or pa.types.is_map(kind)
-            or pa.types.is_list_view(kind)
-            or pa.types.is_large_list_view(kind)
-            or pa.types.is_fixed_size_list(kind)
-        ):
+        if not is_list_like(kind):
             raise _unsupported(arr, t)
         if pa.types.is_map(kind):  # list_value_length has no kernel for maps
             return Feed("long", np.diff(_to_numpy_i64(arr.offsets)))

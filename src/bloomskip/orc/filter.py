@@ -29,15 +29,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pyarrow as pa
 
 from bloomskip._lazy import lazy
 from bloomskip.errors import InvalidBitsetError, InvalidParameterError, ReadOnlyFilterError
-from bloomskip.orc.feeds import Feed, double_feeds, feeds, long_feeds, scatter, var_feeds
-from bloomskip.orc.types import Writer
+from bloomskip.orc.feeds import (
+    Conversion,
+    Feed,
+    double_feeds,
+    feeds,
+    long_feeds,
+    scatter,
+    var_feeds,
+)
 from bloomskip.sbbf.memory import byte_view, word_view
 
 kernels = lazy("bloomskip.orc.kernels")
@@ -294,33 +301,21 @@ class OrcBloomFilter:
 
     # ------------------------------------------------------------------ column values
 
-    def add_values(
-        self,
-        values: Any,
-        orc_kind: Any,
-        *,
-        max_length: int | None = None,
-        writer_timezone: Any = "UTC",
-        writer: str | Writer = Writer.JAVA,
-    ) -> None:
+    def add_values(self, values: Any, orc_kind: Any, **conversion: Unpack[Conversion]) -> None:
         """Add a column's values as ORC's writer feeds them to the filter.
 
         ``values`` is an Arrow array (or chunked array, or anything ``pyarrow.array``
         takes) and ``orc_kind`` the ORC column kind (:class:`~bloomskip.orc.types.OrcType`
         / :class:`~bloomskip.orc.types.OrcKind`, a name such as ``"bigint"``,
         ``"varchar(10)"`` or ``"decimal(12,2)"``, or a ``Type.Kind`` number). Nulls are
-        skipped. See :func:`~bloomskip.orc.feeds.base_hashes` for each kind.
+        skipped. The keywords ``max_length``, ``writer_timezone`` and ``writer``
+        (:class:`~bloomskip.orc.feeds.Conversion`) choose the conversion; see
+        :func:`~bloomskip.orc.feeds.base_hashes` for each kind.
         """
-        self._add(feeds(values, orc_kind, max_length, writer_timezone, writer))
+        self._add(feeds(values, orc_kind, **conversion))
 
     def test_values(
-        self,
-        values: Any,
-        orc_kind: Any,
-        *,
-        max_length: int | None = None,
-        writer_timezone: Any = "UTC",
-        writer: str | Writer = Writer.JAVA,
+        self, values: Any, orc_kind: Any, **conversion: Unpack[Conversion]
     ) -> np.ndarray:
         """``bool`` per value: may a column of ``orc_kind`` holding it have this filter?
 
@@ -328,7 +323,7 @@ class OrcBloomFilter:
         writer adds nothing (BOOLEAN from ORC Java, STRUCT) test ``True``: the filter
         says nothing about them. Nulls test ``False``.
         """
-        return self._test(feeds(values, orc_kind, max_length, writer_timezone, writer))
+        return self._test(feeds(values, orc_kind, **conversion))
 
     # ------------------------------------------------------------------ dunder
 

@@ -124,13 +124,21 @@ def _position(c, nbits):
 
 
 @njit(inline="always")
+def _next_probe(c, step, nbits):
+    """The probe after the one of combined hash ``c``: its combined hash, and the word
+    and the bit mask of its position."""
+    c = (c + step) & _LOW32
+    pos = _position(c, nbits)
+    return c, pos >> np.uint32(6), _U64(1) << _U64(pos & np.uint32(63))
+
+
+@njit(inline="always")
 def insert_hash(words, nbits, k, h):
     """Set the ``k`` bits of base hash ``h`` (int64 or uint64) in ``words``."""
     c, step = _first_and_step(h)
     for _ in range(k):
-        c = (c + step) & _LOW32
-        pos = _position(c, nbits)
-        words[pos >> np.uint32(6)] |= _U64(1) << _U64(pos & np.uint32(63))
+        c, word, bit = _next_probe(c, step, nbits)
+        words[word] |= bit
 
 
 @njit(inline="always")
@@ -138,9 +146,8 @@ def contains_hash(words, nbits, k, h):
     """Are all ``k`` bits of base hash ``h`` set?"""
     c, step = _first_and_step(h)
     for _ in range(k):
-        c = (c + step) & _LOW32
-        pos = _position(c, nbits)
-        if ((words[pos >> np.uint32(6)] >> _U64(pos & np.uint32(63))) & _U64(1)) == _U64(0):
+        c, word, bit = _next_probe(c, step, nbits)
+        if words[word] & bit == _U64(0):
             return False
     return True
 

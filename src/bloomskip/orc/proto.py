@@ -1,10 +1,10 @@
 """ORC's metadata messages, parsed by protobuf and seen as frozen dataclasses.
 
 This module owns the bytes-to-message step of ORC metadata: :func:`parse` hands the bytes
-to Google's ``protobuf`` runtime (its upb parser) with the messages of
-``messages.proto`` (field numbers and wire types of ORC's ``orc_proto.proto``,
-apache/orc-format, proto2), and one function per message bloomskip needs returns a
-typed view of it: :func:`postscript`, :func:`footer` (with :class:`Type`,
+to Google's ``protobuf`` runtime (its upb parser) with the messages of :mod:`.messages_pb2`,
+made from ``proto/bloomskip/orc/messages.proto`` (field numbers and wire types of ORC's
+``orc_proto.proto``, apache/orc-format, proto2), and one function per message bloomskip needs
+returns a typed view of it: :func:`postscript`, :func:`footer` (with :class:`Type`,
 :class:`StripeInformation`, :class:`ColumnStatistics`), :func:`metadata`,
 :func:`stripe_footer` (with :class:`Stream` and :class:`ColumnEncoding`),
 :func:`row_index` (and :func:`row_index_statistics`, just what pruning reads of it) and

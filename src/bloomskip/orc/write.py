@@ -38,9 +38,10 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from bloomskip._json import attributes
 from bloomskip.errors import (
     InvalidParameterError,
     UnsupportedFileError,
@@ -132,21 +133,11 @@ class AddResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary (what ``bloomskip add-bloom --json`` prints for ORC)."""
-        return {
-            "format": "orc",
-            "source": self.source,
-            "path": self.path,
-            "rewritten": self.rewritten,
-            "rows": self.rows,
-            "stripes": self.stripes,
-            "row_groups": self.row_groups,
-            "filters_added": self.filters_added,
-            "filter_bytes": self.filter_bytes,
-            "bytes_added": self.bytes_added,
-            "seconds": round(self.seconds, 6),
-            "added": [asdict(a) for a in self.added],
-            "skipped": [asdict(s) for s in self.skipped],
-        }
+        return {"format": "orc"} | attributes(
+            self,
+            "source path rewritten rows stripes row_groups filters_added filter_bytes "
+            "bytes_added seconds:6 added skipped",
+        )
 
     def to_text(self) -> str:
         """What ``bloomskip add-bloom`` prints: a summary, streams per column, skips."""

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from bloomskip.errors import BloomskipError, CorruptFileError, UnsupportedTypeError
 from bloomskip.hashing import hash_int96, hash_values
-from bloomskip.hashing.arrow import PhysicalSpec
+from bloomskip.hashing.arrow import PhysicalSpec, is_list_like
 from bloomskip.hashing.physical import PhysicalType
 from bloomskip.parquet.footer import Footer, LeafColumn
 from bloomskip.parquet.plainview import plaintext_chunk_file
@@ -142,14 +142,7 @@ def _leaf_values(arr: pa.ChunkedArray, leaf: LeafColumn, label: str) -> pa.Chunk
     """
     while True:
         t = arr.type
-        if (
-            pa.types.is_list(t)
-            or pa.types.is_large_list(t)
-            or pa.types.is_fixed_size_list(t)
-            or pa.types.is_list_view(t)
-            or pa.types.is_large_list_view(t)
-            or pa.types.is_map(t)
-        ):
+        if is_list_like(t):
             arr = pc.list_flatten(arr)
         elif pa.types.is_struct(t):
             names = [t.field(i).name for i in range(t.num_fields)]

@@ -62,24 +62,31 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from functools import partialmethod
 from typing import Any, BinaryIO, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bloomskip._json import attributes
 from bloomskip.errors import (
     InvalidParameterError,
-    MissingKeyError,
-    UnsupportedTypeError,
 )
 from bloomskip.hashing.physical import PhysicalType
 from bloomskip.parquet import thrift
-from bloomskip.parquet.bloom import encode_header, encrypted_filter_modules, load_filter
+from bloomskip.parquet.bloom import encode_header, encrypted_filter_modules
 from bloomskip.parquet.crypto import Decryption
-from bloomskip.parquet.footer import ENCRYPTED_MAGIC, MAGIC, Footer, LeafColumn, read_footer
-from bloomskip.parquet.schema import ColumnType, column_type
-from bloomskip.parquet.values import ChunkColumn, DecryptedReader, ValueReader, chunk_hashes
+from bloomskip.parquet.footer import ENCRYPTED_MAGIC, MAGIC, Footer, read_footer
+from bloomskip.parquet.values import DecryptedReader, ValueReader, chunk_hashes
+from bloomskip.parquet.writeplan import (
+    Job,
+    SkippedChunk,
+    check_ndv,
+    plan_chunks,
+    plan_columns,
+    start_ndv,
+)
 from bloomskip.progress import bar as progress_bar
 from bloomskip.replace import (
     BackgroundCopy,
@@ -89,18 +96,11 @@ from bloomskip.replace import (
     same_file,
 )
 from bloomskip.sbbf import Sbbf, build_filter, build_folded
-from bloomskip.sbbf.sizing import MAX_NDV, SizingPolicy, num_bytes_for
+from bloomskip.sbbf.sizing import SizingPolicy, num_bytes_for
 
 #: ColumnMetaData field ids (parquet.thrift).
 BLOOM_FILTER_OFFSET = 14
 BLOOM_FILTER_LENGTH = 15
-
-
-_BOOLEAN_REFUSAL = (
-    "BOOLEAN columns get no bloom filter: no reader uses boolean bloom filters "
-    "(parquet-java writes them all zeros, so none trusts them), and min/max statistics "
-    "already answer equality on two values"
-)
 
 
 # ----------------------------------------------------------------------------- results
@@ -118,15 +118,6 @@ class AddedFilter:
     length: int  # header + bitset (what bloom_filter_length says)
     replaced: bool = False  # the chunk had a filter before (replace=True)
     folded_from: int | None = None  # bitset size built before folding (ndv="auto" or N)
-
-
-@dataclass(frozen=True)
-class SkippedChunk:
-    """A column chunk (or, with ``row_group=None``, a whole column) left without a new filter."""
-
-    row_group: int | None
-    column: str
-    reason: str
 
 
 @dataclass
@@ -153,21 +144,12 @@ class AddResult:
         """Bytes of headers and bitsets written."""
         return sum(f.length for f in self.added)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary (what ``bloomskip add-bloom --json`` prints)."""
-        return {
-            "source": self.source,
-            "path": self.path,
-            "rewritten": self.rewritten,
-            "rows": self.rows,
-            "row_groups": self.row_groups,
-            "filters_added": self.filters_added,
-            "filter_bytes": self.filter_bytes,
-            "bytes_added": self.bytes_added,
-            "seconds": round(self.seconds, 6),
-            "added": [asdict(f) for f in self.added],
-            "skipped": [asdict(s) for s in self.skipped],
-        }
+    #: A JSON-ready summary (what ``bloomskip add-bloom --json`` prints).
+    to_dict = partialmethod(
+        attributes,
+        "source path rewritten rows row_groups filters_added filter_bytes bytes_added "
+        "seconds:6 added skipped",
+    )
 
     def to_text(self) -> str:
         """What ``bloomskip add-bloom`` prints: a summary, filters per column, skips."""
@@ -256,7 +238,7 @@ def add_bloom_filters(
     """
     started = time.perf_counter()
     num_bytes_for(1, fpp, policy)  # validate fpp and policy before touching anything
-    _check_ndv(ndv)
+    check_ndv(ndv)
     src_name = os.fspath(src)
     in_place = dst is None or same_file(src_name, os.fspath(dst))
     target = os.path.realpath(src_name) if in_place else os.fspath(dst)  # type: ignore[arg-type]
@@ -265,8 +247,8 @@ def add_bloom_filters(
         footer = read_footer(fh, name=src_name, decryption=decryption)
         if footer.crypto is not None:
             footer.crypto.require_footer_key()  # to encrypt or sign the new footer
-        cols, skipped = _plan_columns(footer, columns)
-        jobs, chunk_skips = _plan_chunks(fh, footer, cols, replace)
+        cols, skipped = plan_columns(footer, columns)
+        jobs, chunk_skips = plan_chunks(fh, footer, cols, replace)
         result = AddResult(
             source=src_name,
             path=src_name if in_place else target,
@@ -292,7 +274,7 @@ def add_bloom_filters(
                     fpp,
                     policy,
                     progress,
-                    ndv=_start_ndv(footer, ndv),
+                    ndv=start_ndv(footer, ndv),
                     identity=identity,
                 )
                 copy.wait()
@@ -333,20 +315,20 @@ def write_table(
             "fpp, not pyarrow's bloom_filter_options"
         )
     num_bytes_for(1, fpp, policy)
-    _check_ndv(ndv)
+    check_ndv(ndv)
     name = os.fspath(path)
     with atomic_path(name, mode_from=None) as tmp:
         pq.write_table(table, tmp, **pyarrow_kwargs)
         with open(tmp, "r+b") as fh:
             footer = read_footer(fh, name=name)
-            cols, skipped = _plan_columns(footer, bloom_filter_columns)
-            jobs, chunk_skips = _plan_chunks(fh, footer, cols, replace=False)
+            cols, skipped = plan_columns(footer, bloom_filter_columns)
+            jobs, chunk_skips = plan_chunks(fh, footer, cols, replace=False)
             # Our own temporary file: the filters overwrite its footer, which was parsed
             # above; pyarrow reads only the pages before it.
             fh.seek(footer.footer_offset)
             added = _append_filters(
                 tmp, footer, jobs, fh, fpp, policy, progress, label=name,
-                ndv=_start_ndv(footer, ndv),
+                ndv=start_ndv(footer, ndv),
             )  # fmt: skip
             fh.truncate()
             size = fh.tell()
@@ -363,126 +345,13 @@ def write_table(
     )
 
 
-# ----------------------------------------------------------------------------- planning
-
-
-@dataclass(frozen=True)
-class _Job:
-    row_group: int
-    column: ChunkColumn
-    replaced: bool
-
-
-def _why_no_filter(leaf: LeafColumn, ctype: ColumnType) -> str | None:
-    """Why this column cannot get a filter, or None if it can."""
-    if leaf.physical_type is PhysicalType.BOOLEAN:
-        return _BOOLEAN_REFUSAL
-    if ctype.spec is None:
-        return f"{ctype.logical} values cannot be hashed as writers do: {ctype.why_not}"
-    return None
-
-
-def _plan_columns(
-    footer: Footer, names: Sequence[str] | None
-) -> tuple[list[ChunkColumn], list[SkippedChunk]]:
-    """The columns to index, and (when ``names`` is None) the ones that cannot be."""
-    if isinstance(names, str):
-        names = [names]
-    if names is None:
-        leaves, explicit = list(footer.leaves), False
-    else:
-        leaves, explicit = [_leaf(footer, n) for n in names], True
-    out: list[ChunkColumn] = []
-    skipped: list[SkippedChunk] = []
-    seen: set[int] = set()
-    for leaf in leaves:
-        if leaf.index in seen:
-            continue
-        seen.add(leaf.index)
-        ctype = column_type(leaf)
-        why = _why_no_filter(leaf, ctype)
-        locked = footer.row_groups[0].columns[leaf.index].locked if footer.row_groups else None
-        if why is None and locked:
-            if explicit:
-                raise MissingKeyError(f"{footer.path}: {locked}")
-            skipped.append(SkippedChunk(None, leaf.name, locked))
-        elif why is None:
-            out.append(ChunkColumn(leaf, ctype, ctype.spec))  # type: ignore[arg-type]
-        elif explicit:
-            raise UnsupportedTypeError(f"{footer.path}: column {leaf.name}: {why}")
-        else:
-            skipped.append(SkippedChunk(None, leaf.name, why))
-    out.sort(key=lambda c: c.leaf.index)
-    return out, skipped
-
-
-def _leaf(footer: Footer, name: str) -> LeafColumn:
-    try:
-        return footer.leaf(name)
-    except KeyError:
-        names = ", ".join(leaf.name for leaf in footer.leaves)
-        raise InvalidParameterError(
-            f"{footer.path}: no column {name!r}; columns are: {names}"
-        ) from None
-
-
-def _plan_chunks(
-    fh: BinaryIO, footer: Footer, cols: list[ChunkColumn], replace: bool
-) -> tuple[list[_Job], list[SkippedChunk]]:
-    """One job per (row group, column) to fill, row group by row group, in file order."""
-    jobs: list[_Job] = []
-    skipped: list[SkippedChunk] = []
-    for rg in footer.row_groups:
-        for col in cols:
-            chunk = rg.columns[col.leaf.index]
-            name = col.leaf.name
-            if chunk.locked:
-                skipped.append(SkippedChunk(rg.index, name, chunk.locked))
-            elif chunk.meta is None:
-                skipped.append(SkippedChunk(rg.index, name, "column chunk has no metadata"))
-            elif chunk.bloom_filter_offset is None:
-                jobs.append(_Job(rg.index, col, replaced=False))
-            elif replace:
-                jobs.append(_Job(rg.index, col, replaced=True))
-            else:
-                old = load_filter(fh, footer, chunk)
-                why = (
-                    "has a bloom filter"
-                    if old.status == "ok"
-                    else f"has an unusable bloom filter ({old.reason})"
-                )
-                skipped.append(SkippedChunk(rg.index, name, f"{why}, kept (replace rebuilds it)"))
-    return jobs, skipped
-
-
-# ----------------------------------------------------------------------------- sizing
-
-
-def _check_ndv(ndv: object) -> None:
-    """``ndv`` is None (count), ``"auto"`` or a distinct count to build for, then fold."""
-    if ndv is None or ndv == "auto":
-        return
-    if isinstance(ndv, bool) or not isinstance(ndv, int) or not 0 <= ndv <= MAX_NDV:
-        raise InvalidParameterError(
-            f"ndv must be None (count the distinct values), 'auto' (the largest row group's "
-            f"row count) or an int from 0 to 2**63-1, got {ndv!r}"
-        )
-
-
-def _start_ndv(footer: Footer, ndv: int | Literal["auto"] | None) -> int | None:
-    """The NDV filters are built for before folding; None to size from the exact count."""
-    if ndv == "auto":
-        return max((rg.num_rows for rg in footer.row_groups), default=0)
-    return ndv
-
-
 # ----------------------------------------------------------------------------- filters
 
 
 def _append_filters(
     path: str,
     footer: Footer,
-    jobs: list[_Job],
+    jobs: list[Job],
     out: BinaryIO,
     fpp: float,
     policy: SizingPolicy,
@@ -504,7 +373,7 @@ def _append_filters(
     readers: queue.SimpleQueue[ValueReader] = queue.SimpleQueue()
     opened: list[ValueReader] = []
 
-    def build(job: _Job) -> tuple[Sbbf, int, int | None]:
+    def build(job: Job) -> tuple[Sbbf, int, int | None]:
         reader = readers.get()
         try:
             hashes = chunk_hashes(reader, job.row_group, job.column)

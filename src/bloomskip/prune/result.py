@@ -11,8 +11,10 @@ stripe; ``row_group`` then counts them over the whole file).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partialmethod
 from typing import Any
 
+from bloomskip._json import attributes
 from bloomskip.prune.evidence import ProbeStatus
 
 
@@ -26,13 +28,8 @@ class Unit:
     may_match: bool
     reason: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "first_row": self.first_row,
-            "num_rows": self.num_rows,
-            "may_match": self.may_match,
-            "reason": self.reason,
-        }
+    #: Its JSON: its rows and answer (``row_group`` is its place in the list).
+    to_json = partialmethod(attributes, "first_row num_rows may_match reason")
 
 
 @dataclass
@@ -88,15 +85,8 @@ class ProbeUnit:
     values: tuple[ProbeStatus, ...]  # per value
     reason: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "row_group": self.row_group,
-            "first_row": self.first_row,
-            "num_rows": self.num_rows,
-            "result": self.result,
-            "values": list(self.values),
-            "reason": self.reason,
-        }
+    #: Its JSON: every field, in order.
+    to_json = attributes
 
 
 @dataclass

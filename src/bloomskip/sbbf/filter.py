@@ -423,14 +423,15 @@ def build_filter(
     # hash is then inserted, duplicates too: inserting one again sets no new bit, so the
     # filter is the same whatever the order or the repeats.
     hashes = _as_u64(hashes)
-    ndv = int(kernels.count_distinct(hashes, _odd_multiplier()))
+    ndv = int(kernels.count_distinct(hashes, odd_multiplier()))
     f = Sbbf(sizing.num_bytes_for(ndv, fpp, policy))
     f.insert_hashes(hashes)
     return f, ndv
 
 
-def _odd_multiplier() -> np.uint64:
-    """A random odd 64-bit multiplier for the hash set of :func:`build_filter`."""
+def odd_multiplier() -> np.uint64:
+    """A random odd 64-bit multiplier for the hash sets that count distinct values
+    (:func:`build_filter`, the zone index's zones)."""
     return np.uint64(secrets.randbits(64) | 1)
 
 

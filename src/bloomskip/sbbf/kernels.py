@@ -258,37 +258,53 @@ def check_var(words, offsets, data, algo, out):
 
 @njit(**KERNEL)
 def count_distinct(hashes, multiplier):
-    """The number of distinct values in ``hashes`` (uint64), in one pass.
+    """The number of distinct values in ``hashes`` (uint64), in one pass: one run of
+    :func:`count_runs`."""
+    ndv = np.zeros(1, np.uint64)
+    count_runs(hashes, np.array([0, hashes.shape[0]], np.int64), ndv, multiplier)
+    return ndv[0]
 
-    An open-addressing hash set of ``2**k >= 2 n`` slots (linear probing, load <= 1/2);
-    0 marks an empty slot, so the value 0 is counted apart. A value's home slot is the
-    top ``k`` bits of ``value * multiplier`` (multiply-shift, ``multiplier`` odd): the
-    caller draws it at random, so no chosen set of values can crowd one run of slots.
+
+@njit(**KERNEL)
+def count_runs(hashes, bounds, ndv, multiplier):
+    """``ndv[z]`` = the number of distinct values of run ``hashes[bounds[z]:bounds[z+1]]``
+    (a zone's values), in one pass per run.
+
+    An open-addressing hash set of ``2**k >= 2 n`` slots for the longest run (linear
+    probing, load <= 1/2), allocated once and emptied slot by slot after each run; 0
+    marks an empty slot, so the value 0 is counted apart. A value's home slot is the top
+    ``k`` bits of ``value * multiplier`` (multiply-shift, ``multiplier`` odd): the caller
+    draws it at random, so no chosen set of values can crowd one run of slots.
     """
-    n = hashes.shape[0]
-    if n == 0:
-        return 0
+    longest = 0
+    for z in range(bounds.shape[0] - 1):
+        longest = max(longest, bounds[z + 1] - bounds[z])
     bits = 1
-    while (1 << bits) < 2 * n:
+    while (1 << bits) < 2 * longest:
         bits += 1
     shift = _U64(64 - bits)
     mask = _U64((1 << bits) - 1)
     table = np.zeros(1 << bits, np.uint64)
-    count = 0
-    zero = 0
-    for i in range(n):
-        h = hashes[i]
-        if h == 0:
-            zero = 1
-            continue
-        j = (h * multiplier) >> shift
-        while True:
-            t = table[j]
-            if t == h:
-                break
-            if t == 0:
-                table[j] = h
-                count += 1
-                break
-            j = (j + _U64(1)) & mask
-    return count + zero
+    used = np.empty(max(longest, 1), np.int64)
+    for z in range(bounds.shape[0] - 1):
+        count = 0
+        zero = 0
+        for i in range(bounds[z], bounds[z + 1]):
+            h = hashes[i]
+            if h == 0:
+                zero = 1
+                continue
+            j = (h * multiplier) >> shift
+            while True:
+                t = table[j]
+                if t == h:
+                    break
+                if t == 0:
+                    table[j] = h
+                    used[count] = j
+                    count += 1
+                    break
+                j = (j + _U64(1)) & mask
+        for k in range(count):
+            table[used[k]] = 0
+        ndv[z] = count + zero

@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 import functools
 import math
+from collections.abc import Callable
 from typing import Literal
 
 from bloomskip.errors import InvalidFilterSizeError, InvalidParameterError
@@ -156,17 +157,23 @@ def putze_fpp_many(ndv, num_bytes):
     return out[inverse.reshape(-1)]
 
 
-def putze_min_log2_bytes(ndv: int, fpp: float) -> int:
-    """Smallest log2(bytes) whose Putze FPP is <= ``fpp`` (binary search, unclamped)."""
-    _validate_ndv_fpp(ndv, fpp)
-    low, high = 0, 64
+def _first_true(low: int, high: int, holds: Callable[[int], bool]) -> int:
+    """The least ``x`` in ``(low, high]`` for which ``holds(x)``, by bisection, given that
+    ``holds`` is false up to some point and true from there on and that ``holds(high)``;
+    ``low`` itself is never tested."""
     while high > low + 1:
         mid = (high + low) // 2
-        if putze_fpp(ndv, 1 << mid) <= fpp:
+        if holds(mid):
             high = mid
         else:
             low = mid
     return high
+
+
+def putze_min_log2_bytes(ndv: int, fpp: float) -> int:
+    """Smallest log2(bytes) whose Putze FPP is <= ``fpp`` (binary search, unclamped)."""
+    _validate_ndv_fpp(ndv, fpp)
+    return _first_true(0, 64, lambda log2: putze_fpp(ndv, 1 << log2) <= fpp)
 
 
 def num_bytes_for(ndv: int, fpp: float, policy: SizingPolicy = "parquet") -> int:
@@ -190,19 +197,15 @@ def putze_capacities(fpp: float) -> tuple[int, ...]:
     an index is sized from its own NDV.
     """
     _validate_ndv_fpp(0, fpp)
-    caps = []
-    for log2 in range(_LOG2_MIN, _LOG2_MAX + 1):
-        lo, hi = 0, 1  # putze_fpp(lo) <= fpp < putze_fpp(hi)
-        while putze_fpp(hi, 1 << log2) <= fpp:
-            lo, hi = hi, hi * 2
-        while hi > lo + 1:
-            mid = (lo + hi) // 2
-            if putze_fpp(mid, 1 << log2) <= fpp:
-                lo = mid
-            else:
-                hi = mid
-        caps.append(lo)
-    return tuple(caps)
+    return tuple(_putze_capacity(1 << log2, fpp) for log2 in range(_LOG2_MIN, _LOG2_MAX + 1))
+
+
+def _putze_capacity(num_bytes: int, fpp: float) -> int:
+    """The most distinct values ``num_bytes`` hold at Putze FPP <= ``fpp``."""
+    lo, hi = 0, 1  # putze_fpp(lo) <= fpp < putze_fpp(hi)
+    while putze_fpp(hi, num_bytes) <= fpp:
+        lo, hi = hi, hi * 2
+    return _first_true(lo, hi, lambda n: putze_fpp(n, num_bytes) > fpp) - 1
 
 
 def putze_num_bytes(ndv: int, fpp: float) -> int:

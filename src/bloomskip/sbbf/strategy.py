@@ -40,7 +40,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from bloomskip.errors import InvalidParameterError
+from bloomskip.errors import InvalidParameterError, parse_choice
 from bloomskip.hashing.plain import HashAlgorithm
 
 
@@ -61,11 +61,7 @@ class Strategy(StrEnum):
 
     @classmethod
     def parse(cls, value: str | Strategy) -> Strategy:
-        try:
-            return cls(value)
-        except ValueError:
-            names = ", ".join(repr(m.value) for m in cls)
-            raise InvalidParameterError(f"unknown strategy {value!r}: use one of {names}") from None
+        return parse_choice(cls, value, "strategy")
 
     @classmethod
     def for_hash(cls, hash: str | HashAlgorithm) -> Strategy:
