@@ -2,7 +2,8 @@
 
 A file of ``--rows`` rows (UUID-string key with a bloom filter, int64 key with a bloom
 filter, a payload column) is written by pyarrow's ORC writer (ORC C++) with row groups of
-10,000 rows. Timed, median of ``--reps``, in one process:
+10,000 rows. Timed, median of ``--reps``, in one process (prune also in CPU time, which
+leaves out the waits for a core on a shared machine):
 
 * ``pyarrow.orc.read_table(path)`` - reading the whole file, the cost pruning avoids;
 * ``pyarrow.orc.ORCFile(path)`` and its schema and stripe count - ORC C++ reading the
@@ -38,7 +39,7 @@ import pyarrow.orc as po
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bloomskip.orc import add_bloom_filters, prune, read_orc
-from parquet import make_table, median_time
+from parquet import make_table, median_time, median_times
 
 
 def bench_add_bloom(tmp: Path, rows: int, reps: int) -> dict:
@@ -111,10 +112,12 @@ def main() -> None:
         t_read = median_time(lambda: po.read_table(path), args.reps)
         t_meta = median_time(lambda: _orc_metadata(path), args.reps)
         t_tail = median_time(lambda: read_orc(path), args.reps)
-        times = {
-            label: median_time(lambda pred=pred: prune(path, pred), args.reps)
+        measured = {
+            label: median_times(lambda pred=pred: prune(path, pred), args.reps)
             for label, pred in lookups.items()
         }
+        times = {label: wall for label, (wall, _) in measured.items()}
+        cpu = {label: c for label, (_, c) in measured.items()}
         size = os.path.getsize(path)
         add = None if args.prune_only else bench_add_bloom(Path(d), args.rows, args.reps)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -122,7 +125,8 @@ def main() -> None:
     print(
         f"{args.rows:,} rows, {len(orc.stripes)} stripes, {groups} row groups, {size / 1e6:.1f} MB"
     )
-    print(f"  {'':40} {'ms':>8} {'us/row group':>13} {'/ ORCFile':>10} {'skipped':>8}")
+    head = f"{'ms':>8} {'us/row group':>13} {'CPU us/rg':>10} {'/ ORCFile':>10} {'skipped':>8}"
+    print(f"  {'':40} {head}")
     rows = [
         ("pyarrow orc.read_table(path)", t_read, None),
         ("pyarrow orc.ORCFile(path) metadata", t_meta, None),
@@ -134,11 +138,21 @@ def main() -> None:
     ]
     for label, t, key in rows:
         skip = "" if key is None else f"{skipped[key]:>8}"
-        print(f"  {label:40} {t * 1e3:>8.2f} {t / groups * 1e6:>13.1f} {t / t_meta:>10.1f} {skip}")
+        c = "" if key is None else f"{cpu[key] / groups * 1e6:.1f}"
+        print(
+            f"  {label:40} {t * 1e3:>8.2f} {t / groups * 1e6:>13.1f} {c:>10} "
+            f"{t / t_meta:>10.1f} {skip}"
+        )
     print(f"  ratio prune / pyarrow read_table: {times['point'] / t_read:.3f} (point lookup)")
     worst = max(times["point"], times["in10"]) / groups * 1e6
+    worst_cpu = max(cpu["point"], cpu["in10"]) / groups * 1e6
     verdict = "met" if worst <= 15 else "NOT met"
-    print(f"  target <= 15 us per row group (point lookup, IN of 10): {verdict} ({worst:.1f} us)")
+    if groups < 200:  # fixed costs (tail, predicate) weigh on a few row groups
+        verdict += " - the target is for the full run's 201 row groups"
+    print(
+        f"  target <= 15 us per row group (point lookup, IN of 10): {verdict} "
+        f"({worst:.1f} us wall, {worst_cpu:.1f} us CPU)"
+    )
     if add is not None:
         print()
         print(
@@ -167,6 +181,7 @@ def main() -> None:
                     "prune_in10_s": times["in10"],
                     "prune_inside_s": times["inside"],
                     "prune_inside_key_s": times["inside_key"],
+                    "prune_cpu_s": cpu,
                     "skipped": skipped["point"],
                     "skipped_by_lookup": skipped,
                     "median_of": args.reps,
