@@ -40,3 +40,30 @@ def lazy(name: str) -> Any:
 
 
 __all__ = ["lazy"]
+
+
+def exports(package: str, names: dict[str, str]) -> Any:
+    """A package's ``__getattr__`` that imports ``name`` from ``package.names[name]`` on
+    first use (the package's public names, without importing what they need)."""
+
+    def __getattr__(name: str) -> Any:
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(f"{package}.{module}"), name)
+
+    return __getattr__
+
+
+def require(module: str, purpose: str, extra: str, distribution: str | None = None) -> Any:
+    """``import module``, or :class:`~bloomskip.errors.MissingDependencyError` saying what
+    needs it and how to install it: ``"<purpose> needs <distribution>: pip install
+    'bloomskip[<extra>]'"``."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        from bloomskip.errors import MissingDependencyError
+
+        raise MissingDependencyError(
+            f"{purpose} needs {distribution or module}: pip install 'bloomskip[{extra}]' ({e})"
+        ) from None

@@ -94,10 +94,12 @@ def test_no_import_cycle_between_modules():
 
 
 def test_import_bloomskip_loads_no_numba_pyspark_or_pylance():
+    heavy = "{'numba', 'pyspark', 'lance', 'deltalake', 'pyiceberg'}"
     code = (
         "import sys, bloomskip, bloomskip.index, bloomskip.parquet, bloomskip.orc, "
-        "bloomskip.sources, bloomskip.formats, bloomskip.lance, bloomskip.spark, bloomskip.expr; "
-        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'numba', 'pyspark', 'lance'}); "
+        "bloomskip.sources, bloomskip.formats, bloomskip.lance, bloomskip.spark, bloomskip.expr, "
+        "bloomskip.tables; "
+        f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & {heavy}); "
         "print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

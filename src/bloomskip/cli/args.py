@@ -106,6 +106,7 @@ KEEP = count(1, 1_000_000, "version count")
 FILES = count(1, 100_000, "file count")
 ROWS = count(1, 10**12, "row count")
 REPEAT = count(1, 1000, "repeat count")
+AS_OF = count(0, 2**63 - 1, "table version or snapshot id")
 #: ``demo --sbbf --n``: 8 bytes a key, a few copies at once - bounded memory.
 SBBF_KEYS = count(1, 100_000_000, "key count")
 #: ``hash --precision/--scale``: Arrow's decimal128 and decimal256 reach 76 digits.
@@ -482,7 +483,8 @@ def data_file_or_dataset(text: str) -> str:
 
 
 def source(text: str) -> str:
-    """What an index covers: a directory, a regular file, or a URI (s3://, gs://, ...)."""
+    """What an index covers: a directory, a regular file, or a URI (s3://, gs://, ...,
+    iceberg://CATALOG/NAMESPACE.TABLE)."""
     if _is_uri(text):
         return text
     st = _stat(_local(text))

@@ -28,7 +28,7 @@ from bloomskip.cli.options import (
     add_json,
     add_workers,
 )
-from bloomskip.errors import BloomskipError, SparkJobError
+from bloomskip.errors import BloomskipError, InvalidParameterError, SparkJobError
 
 HELP = "zone index over a lake: build, refresh, query, status, vacuum"
 
@@ -41,7 +41,12 @@ changed since indexing are always candidates; 'refresh' indexes them.
 
 A Lance dataset directory works as SOURCE (its fragments are the files; zones and filters
 equal Lance's own BLOOMFILTER index), and as INDEX of 'query', which then answers from
-the BLOOMFILTER indexes Lance wrote (needs the bloomskip[lance] extra)."""
+the BLOOMFILTER indexes Lance wrote (needs the bloomskip[lance] extra).
+
+A Delta Lake table (a directory holding _delta_log/) or an Iceberg table
+(iceberg://CATALOG/NAMESPACE.TABLE, or a path to its *.metadata.json) works as SOURCE
+too (needs the bloomskip[tables] extra): the index covers one snapshot's data files, as
+the table lists them, and records that snapshot; 'query --as-of' answers for another."""
 
 EPILOG = """\
 examples:
@@ -68,7 +73,8 @@ BUILD_HELP = "index columns of every file under SOURCE"
 
 BUILD_DESCRIPTION = """\
 Index COLUMNs of every Parquet/ORC file under SOURCE (a directory, a file, a URI -
-file://, s3://, gs://, hdfs:// - or a Lance dataset) into INDEX, a local directory:
+file://, s3://, gs://, hdfs:// - a Lance dataset, or a Delta or Iceberg table: the data
+files of its latest snapshot) into INDEX, a local directory:
 one bloom filter per zone of --zone-rows rows and one per file. On an existing index:
 add the columns and refresh. Files that cannot be read are listed as not indexed (and
 stay candidates of every query). Answers nothing yet: 'index query' does."""
@@ -77,14 +83,17 @@ BUILD_EPILOG = """\
 examples:
   bloomskip index build lake/ lake.idx -c user_id --zone-rows 4096
   bloomskip index build s3://bucket/events/ events.idx -c user_id --sizing exact
-  bloomskip index build lake/ lake.idx -c user_id --spark 'local[*]'"""
+  bloomskip index build lake/ lake.idx -c user_id --spark 'local[*]'
+  bloomskip index build events_delta/ events.idx -c user_id
+  bloomskip index build iceberg://prod/db.events events.idx -c user_id"""
 
 
 def _add_build(actions: argparse._SubParsersAction) -> None:
     b = command(actions, "build", _build, BUILD_HELP, BUILD_DESCRIPTION, BUILD_EPILOG)
     b.add_argument(
-        "source", metavar="SOURCE", type=types.source, help="directory, file or URI of the data"
-    )
+        "source", metavar="SOURCE", type=types.source,
+        help="directory, file or URI of the data; a Delta or Iceberg table",
+    )  # fmt: skip
     add_index(b, "the index directory (created if missing)", types.new_index_dir)
     add_columns(b, "a column to index, repeatable", required=True)
     b.add_argument(
@@ -173,7 +182,9 @@ REFRESH_HELP = "index new and changed files, drop removed ones"
 REFRESH_DESCRIPTION = """\
 Bring INDEX up to date with its source: index files added or changed since the last
 version, drop files removed. Files whose (path, size, mtime) is unchanged are not
-opened. Commits a new version; readers see the old one or the new one, never half."""
+opened. For a table: the data files added since the indexed snapshot are read, those no
+longer in the latest snapshot dropped, and the new version records that snapshot.
+Commits a new version; readers see the old one or the new one, never half."""
 
 REFRESH_EPILOG = """\
 examples:
@@ -205,13 +216,17 @@ Candidate files and zones (row ranges) for a SQL predicate: answers "which files
 which rows in them, must a reader open?". The index answers col = lit, col IN (...),
 IS [NOT] NULL, under AND / OR; anything else (!=, ranges, columns not indexed) may
 match. Files added or changed since indexing are candidates in full. Never drops a
-matching row. INDEX may also be a Lance dataset: its own BLOOMFILTER indexes answer."""
+matching row. INDEX may also be a Lance dataset: its own BLOOMFILTER indexes answer.
+On a table's index the files are the snapshot's (the latest, or --as-of): files added
+since indexing are candidates in full, files removed are never returned, and partition
+values rule files out too."""
 
 QUERY_EPILOG = """\
 examples:
   bloomskip index query lake.idx "user_id = 'u_42'"
   bloomskip index query lake.idx "user_id IN ('u_1', 'u_2') AND day IS NOT NULL" --json
-  bloomskip index query events.lance "user_id = 42\""""
+  bloomskip index query events.lance "user_id = 42"
+  bloomskip index query events.idx "user_id = 42 AND day = '2026-05-01'" --as-of 12"""
 
 
 def _add_query(actions: argparse._SubParsersAction) -> None:
@@ -226,6 +241,11 @@ def _add_query(actions: argparse._SubParsersAction) -> None:
         "--no-source-check", action="store_true",
         help="do not list the source (faster; misses files added or changed since indexing)",
     )  # fmt: skip
+    q.add_argument(
+        "--as-of", metavar="N", type=types.AS_OF, default=None,
+        help="a table's index: answer for the Delta version or Iceberg snapshot id N "
+        "(default: the latest)",
+    )  # fmt: skip
     add_json(q)
 
 
@@ -236,10 +256,17 @@ def _query(args: argparse.Namespace) -> int:
     if is_lance_dataset(args.index):
         from bloomskip.lance import open_lance_index
 
+        if args.as_of is not None:
+            raise InvalidParameterError("--as-of needs the index of a Delta or Iceberg table")
         res = open_lance_index(args.index).query(args.where, max_in_fpp=args.max_in_fpp)
     else:
+        if args.as_of is not None and args.no_source_check:
+            raise InvalidParameterError("--as-of reads a snapshot: drop --no-source-check")
         res = open_index(args.index).query(
-            args.where, check_source=not args.no_source_check, max_in_fpp=args.max_in_fpp
+            args.where,
+            check_source=not args.no_source_check,
+            max_in_fpp=args.max_in_fpp,
+            as_of=args.as_of,
         )
     return report(res, args.json)
 

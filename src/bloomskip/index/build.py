@@ -57,6 +57,7 @@ from bloomskip.index.layout import (
     Segment,
     Zoning,
     column_directory,
+    snapshot_text,
 )
 from bloomskip.index.parts import ColumnPart, TaskResult, run_task
 from bloomskip.index.storage import Storage, open_storage
@@ -164,16 +165,20 @@ class BuildReport:
     bytes_written: int = 0
     seconds: float = 0.0
     retries: int = 0
+    snapshot: dict[str, Any] | None = None  # the table snapshot indexed (tables only)
 
     def to_json(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         d["failed"] = [{"path": p, "reason": r} for p, r in self.failed]
+        if d["snapshot"] is None:
+            del d["snapshot"]
         return d
 
     def to_text(self) -> str:
         """What ``bloomskip index build`` and ``refresh`` print: counts, then failures."""
+        at = "" if self.snapshot is None else f", {snapshot_text(self.snapshot)}"
         lines = [
-            f"{self.index}: version {self.version}, columns {', '.join(self.columns)}",
+            f"{self.index}: version {self.version}{at}, columns {', '.join(self.columns)}",
             f"  {self.files_listed} files listed: {self.files_indexed} indexed, "
             f"{self.files_unchanged} unchanged, {self.files_dropped} dropped, "
             f"{len(self.failed)} not indexed",
@@ -350,6 +355,7 @@ def _update(
             _check_compatible(base, storage, src, zoning, names, settings)
         listing = store.inside(storage, src, src.list())
         schema = base.schema if base is not None else src.arrow_schema(listing)
+        src = src.following(schema)  # a table's columns renamed since: by field id
         columns = dict(base.columns) if base is not None else {}
         for n in names:
             if n not in columns:
@@ -379,6 +385,7 @@ def _update(
             todo.append((f, tuple(columns), fid, True))
         _run_tasks(storage, src, runner, todo, columns, zoning, done)
         report = BuildReport(storage.uri, next_version, list(columns), files_listed=len(listing))
+        report.snapshot = src.snapshot()
         # Per column: the fragments each task result contributes.
         chosen: dict[str, dict[int, list[int]]] = {n: {} for n in columns}
         new_rows, failed = [], {n: set() for n in columns}
@@ -445,6 +452,7 @@ def _update(
             num_files=len(live_rows),
             num_rows=int(sum(int(r["num_rows"]) for r in live_rows)),
             num_bytes=int(sum(int(r["size"]) for r in live_rows)),
+            snapshot=report.snapshot,
         )
         try:
             store.publish(storage, manifest)

@@ -36,12 +36,14 @@ fragment id in row groups of :data:`FRAGMENT_GROUP_ROWS`, so a lookup reads the 
 its candidates only.
 
 **Manifest** (JSON): format name and version, the index version, a commit id, the
-source, the zoning, the source's Arrow schema, the fragment table and its totals, the
-fragments dropped since their zones were written, and per column its type, encoding,
-hash, sizing and *segments* (one per build or refresh: its zone table parts, file table
-parts, serving directory and slabs). A commit writes new objects first, then creates
-``v<N+1>.json`` if no writer did (:mod:`.store`): readers see version N or N+1, never
-half of one.
+source and, for a table source, the snapshot it covers (``{"table": "delta", "version":
+N}`` or ``{"table": "iceberg", "snapshot_id": N}``; absent in manifests written before
+tables were sources), the zoning, the source's Arrow schema, the fragment table and
+its totals, the fragments dropped since their zones were written, and per column its
+type, encoding, hash, sizing and *segments* (one per build or refresh: its zone table
+parts, file table parts, serving directory and slabs). A commit writes new objects
+first, then creates ``v<N+1>.json`` if no writer did (:mod:`.store`): readers see
+version N or N+1, never half of one.
 
 Every name in a manifest is untrusted: it must be one of the names above, under the
 index root (:func:`check_name`), or the manifest is refused.
@@ -351,6 +353,9 @@ class Manifest:
     num_rows: int = 0
     num_bytes: int = 0  # of the live files (0: not recorded)
     format_version: int = FORMAT_VERSION
+    #: The table snapshot the index covers (a Delta version, an Iceberg snapshot id); None
+    #: for a lake of files.
+    snapshot: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -370,7 +375,7 @@ class Manifest:
             "num_bytes": self.num_bytes,
             "dropped": list(self.dropped),
             "columns": {name: c.to_json() for name, c in self.columns.items()},
-        }
+        } | ({} if self.snapshot is None else {"snapshot": self.snapshot})
 
     @classmethod
     def from_json(cls, d: dict[str, Any], label: str) -> Manifest:
@@ -394,6 +399,9 @@ class Manifest:
                 raise CorruptFileError(f"{label}: two columns share a directory")
             if not isinstance(d["source"], dict):
                 raise CorruptFileError(f"{label}: the source is not an object")
+            snapshot = d.get("snapshot")
+            if snapshot is not None and not isinstance(snapshot, dict):
+                raise CorruptFileError(f"{label}: the snapshot is not an object")
             return cls(
                 version=_count(d["version"], label),
                 source=d["source"],
@@ -410,11 +418,19 @@ class Manifest:
                 num_rows=_count(d.get("num_rows", 0), label),
                 num_bytes=_count(d.get("num_bytes", 0), label),
                 format_version=version,
+                snapshot=snapshot,
             )
         except CorruptFileError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, pa.ArrowException) as e:
             raise CorruptFileError(f"{label}: malformed manifest: {e!r}") from e
+
+
+def snapshot_text(snapshot: dict[str, Any]) -> str:
+    """``delta version 3``, ``iceberg snapshot 123``."""
+    if "version" in snapshot:
+        return f"{snapshot.get('table')} version {snapshot['version']}"
+    return f"{snapshot.get('table')} snapshot {snapshot.get('snapshot_id')}"
 
 
 def zone_metadata(col: ColumnIndex, zoning: Zoning) -> dict[str, str]:

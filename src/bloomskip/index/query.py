@@ -22,10 +22,13 @@ long ``IN`` lists         not used when ``1 - (1 - fpp) ** k`` - the chance that
 anything else             may match: ``!=``, ``NOT IN``, ranges, columns not indexed
 ========================  ==============================================================
 
-Files are compared with the source as listed now: files the index does not know, and
-files whose size or modification time changed since indexing, are candidates in full;
-files removed since are not listed, so never returned. A column that could not be indexed
-for a file (its values did not convert) leaves that file a candidate for that column.
+Files are compared with the source as listed now (:mod:`.listing`): files the index does
+not know, and files whose size or modification time changed since indexing, are
+candidates in full; files removed since are not listed, so never returned. A table's
+(Delta, Iceberg) "listing" is a snapshot's file list - the latest, or one named for time
+travel - and its partition values are evidence too (:mod:`.known`), decided in the same
+tree. A column that could not be indexed for a file (its values did not convert) leaves
+that file a candidate for that column.
 """
 
 from __future__ import annotations
@@ -43,11 +46,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bloomskip._json import attributes
-from bloomskip.errors import CorruptFileError
+from bloomskip.errors import CorruptFileError, InvalidParameterError
 from bloomskip.expr.bind import Column, bind, referenced
 from bloomskip.expr.expressions import BoundReference, Expression
 from bloomskip.index import serving, store
 from bloomskip.index.evidence import Universe, column_evidence
+from bloomskip.index.known import KnownValues
+from bloomskip.index.known import prune as prune_known
 from bloomskip.index.layout import (
     FRAGMENT_SCHEMA,
     ZONE_SCHEMA,
@@ -55,15 +60,15 @@ from bloomskip.index.layout import (
     Manifest,
     Segment,
     check_zone_table,
+    snapshot_text,
     zone_metadata,
 )
+from bloomskip.index.listing import compare
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.index.zonedata import KEY_SHIFT, ColumnData, load_column
 from bloomskip.prune.engine import Pruner
 from bloomskip.prune.evidence import ColumnEvidence, Proof
-from bloomskip.sbbf.sizing import putze_fpp_many
 from bloomskip.sources import Source, SourceFile, from_json
-from bloomskip.sources.base import unchanged
 
 #: Default limit on the compounded false-positive rate of an IN list.
 MAX_IN_FPP = 0.5
@@ -107,6 +112,8 @@ class QueryResult:
     seconds: float = 0.0
     sizes: dict[str, int] = field(default_factory=dict)  # path -> bytes, as listed
     total_bytes: int | None = None  # the lake's bytes when not every size is known
+    #: The table snapshot the answer is for (a table source, the source checked).
+    snapshot: dict[str, Any] | None = None
 
     @property
     def paths(self) -> list[str]:
@@ -149,13 +156,14 @@ class QueryResult:
             "files": [f.to_json() for f in self.files],
             "skip_reasons": self.skip_reasons,
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
-        }
+        } | ({} if self.snapshot is None else {"snapshot": self.snapshot})
 
     # -- text: what ``bloomskip index query`` prints ----------------------------------
 
     def to_text(self) -> str:
         """Each candidate file with its row ranges (or whole file) and why; notes; totals."""
-        lines = [f"{self.index} (version {self.version}): WHERE {self.predicate}"]
+        at = "" if self.snapshot is None else f", table {snapshot_text(self.snapshot)}"
+        lines = [f"{self.index} (version {self.version}{at}): WHERE {self.predicate}"]
         fragments = self.files and self.files[0].path.startswith("fragment:")
         for f in self.files:
             zones = (
@@ -355,6 +363,7 @@ class ZoneIndex:
         *,
         check_source: bool = True,
         max_in_fpp: float = MAX_IN_FPP,
+        as_of: int | None = None,
     ) -> QueryResult:
         """Candidate files and zones for ``predicate`` (SQL text or an expression tree).
 
@@ -364,35 +373,42 @@ class ZoneIndex:
         reads only the zones' blocks and the candidates' entries of the fragment table,
         whatever the lake's size; files added or changed since the last refresh are
         missed (for a lake known unchanged, or refreshed after each append).
+
+        For a table (Delta, Iceberg) the source's "listing" is a snapshot's own file list:
+        the latest snapshot, or ``as_of`` (a Delta version, an Iceberg snapshot id: time
+        travel). Files of that snapshot the index has not seen are candidates in full;
+        files the index holds that the snapshot does not are never returned; partition
+        values prune files in the same predicate tree as the filters.
         """
         t0 = time.perf_counter()
-        bound = bind(predicate, self.schema())
-        res = QueryResult(self.root, self.version, str(predicate))
         src = self.source
+        if as_of is not None:
+            if not check_source:
+                raise InvalidParameterError(
+                    "as_of reads the table's snapshot; it cannot be used with check_source=False"
+                )
+            src = src.as_of(as_of)
+        res = QueryResult(self.root, self.version, str(predicate))
         listing: dict[int, SourceFile] | None = None
+        known: KnownValues | None = None
+        columns, aliases, pruned = self.columns, {}, []
         if check_source:
-            rows = {r["path"]: r for r in self.fragments().to_pylist()}
-            listing = {}
-            for f in store.inside(self.storage, src, src.list()):
-                res.sizes[src.uri_of(f.path)] = f.size
-                r = rows.get(f.path)
-                if r is None:
-                    res.files.append(FileCandidate(src.uri_of(f.path), "not indexed"))
-                elif not unchanged(r, f):
-                    res.files.append(FileCandidate(src.uri_of(f.path), "changed since indexing"))
-                else:
-                    listing[int(r["fragment_id"])] = f
-            fids = np.array(sorted(listing), dtype=np.uint64)
-            res.files_total = len(res.files) + len(listing)
-            res.rows_total = sum(int(rows[f.path]["num_rows"]) for f in listing.values())
+            seen = compare(self, src, predicate)
+            bound, fids, known, listing = seen.bound, seen.fids, seen.known, seen.fresh
+            columns, aliases, pruned = seen.columns, seen.aliases, seen.pruned
+            res.snapshot, res.sizes, res.rows_total = seen.snapshot, seen.sizes, seen.rows_total
+            res.files.extend(FileCandidate(uri, why) for uri, why in seen.stale)
+            res.skipped.extend((uri, "partition values") for uri in pruned)
+            res.files_total = len(seen.stale) + len(pruned) + len(listing)
         else:
+            bound = bind(predicate, self.schema())
             res.notes.append("source not listed: files added or changed since are missed")
             fids = None
             res.files_total = self.manifest.num_files
             res.rows_total = self.manifest.num_rows
         decided = decide(
-            bound, fids, self.columns, self._column, max_in_fpp, res.notes,
-            lambda: np.sort(self._live().to_numpy().astype(np.uint64)),
+            bound, fids, columns, lambda c: self._column(aliases.get(c, c)), max_in_fpp,
+            res.notes, lambda: np.sort(self._live().to_numpy().astype(np.uint64)), known,
         )  # fmt: skip
         rows_of = self.fragment_rows(list(decided.candidates))
         for fid, (zones, why) in decided.candidates.items():
@@ -407,6 +423,9 @@ class ZoneIndex:
                 continue
             res.files.append(FileCandidate(path, why, int(r["num_rows"]), zones, fid))
         res.skip_reasons = decided.reasons()
+        if pruned:  # files the index has not seen, ruled out by partition values
+            why = "partition values"
+            res.skip_reasons[why] = res.skip_reasons.get(why, 0) + len(pruned)
         if listing is not None:  # every ruled-out file is named: they are listed anyway
             for fid, why in decided.skipped_items().items():
                 res.skipped.append((src.uri_of(listing[fid].path), why))
@@ -420,93 +439,17 @@ class ZoneIndex:
     # -- status -------------------------------------------------------------------
 
     def status(self, *, check_source: bool = True) -> dict[str, Any]:
-        """Coverage, stale files, size and predicted FPP per column."""
-        frags = self.fragments()
-        rows = {r["path"]: r for r in frags.to_pylist()}
-        out: dict[str, Any] = {
-            "index": self.root,
-            "version": self.version,
-            "committed_at": self.manifest.committed_at,
-            "source": self.manifest.source.get("uri"),
-            "zoning": {
-                "zone_rows": self.manifest.zoning.zone_rows,
-                "align": self.manifest.zoning.align,
-            },
-            "files_indexed": len(rows),
-            "rows_indexed": int(sum(r["num_rows"] for r in rows.values())),
-        }
-        if check_source:
-            listing = store.inside(self.storage, self.source, self.source.list())
-            seen = {f.path: f for f in listing}
-            stale = [f.path for f in listing if f.path in rows and not unchanged(rows[f.path], f)]
-            new = [f.path for f in listing if f.path not in rows]
-            gone = [p for p in rows if p not in seen]
-            fresh = len(listing) - len(stale) - len(new)
-            out.update(
-                files_listed=len(listing),
-                coverage=(fresh / len(listing)) if listing else 1.0,
-                stale_files=stale,
-                unindexed_files=new,
-                removed_files=gone,
-            )
-        cols = {}
-        total_rows = max(out["rows_indexed"], 1)
-        for name, col in self.columns.items():
-            frag, nbytes, ndv = self._zone_sizes(col)
-            fpp = putze_fpp_many(ndv, nbytes) if nbytes.size else nbytes
-            zone_bytes = int(nbytes.sum())
-            file_bytes = sum(s.file_bytes for s in col.segments)
-            cols[name] = {
-                "arrow_type": str(col.arrow_type),
-                "physical": col.physical_name,
-                "encoding": col.encoding,
-                "hash": f"{col.hash} seed {col.seed}",
-                "sizing": col.sizing,
-                "fpp_target": col.fpp,
-                "files": int(np.unique(frag).shape[0]),
-                "zones": int(frag.shape[0]),
-                "segments": len(col.segments),
-                "zone_filter_bytes": zone_bytes,
-                "file_filter_bytes": file_bytes,
-                "bytes_per_row": (zone_bytes + file_bytes) / total_rows,
-                "disk_bytes": sum(self.storage.size(n) or 0 for s in col.segments for n in s.names),
-                "predicted_fpp_mean": float(fpp.mean()) if nbytes.size else 0.0,
-                "predicted_fpp_max": float(fpp.max()) if nbytes.size else 0.0,
-            }
-        out["columns"] = cols
-        return out
+        """Coverage, stale files, size and predicted FPP per column (:mod:`.status`)."""
+        from bloomskip.index.status import index_status
 
-    # -- text: what ``bloomskip index status`` prints ---------------------------------
+        return index_status(self, check_source=check_source)
 
     @staticmethod
     def status_text(st: dict[str, Any]) -> str:
         """:meth:`status` as a table: version, source, coverage, stale files, columns."""
-        z = st["zoning"]
-        lines = [
-            f"{st['index']}: version {st['version']} ({st['committed_at']}), source {st['source']}",
-            f"  zones of {z['zone_rows']:,} rows ({z['align']}); {st['files_indexed']} files, "
-            f"{st['rows_indexed']:,} rows indexed; coverage {st['coverage']:.1%} of "
-            f"{st['files_listed']} files listed",
-        ]
-        for key, what in (
-            ("stale_files", "changed since indexing"),
-            ("unindexed_files", "not indexed"),
-            ("removed_files", "removed since indexing"),
-        ):
-            if st[key]:
-                lines.append(f"  {len(st[key])} {what}: {', '.join(st[key][:5])}")
-        lines.append(
-            f"  {'column':20} {'type':14} {'sizing':7} {'zones':>8} {'filter bytes':>14} "
-            f"{'B/row':>7} {'on disk':>12} {'pred. FPP':>10}"
-        )
-        for name, c in st["columns"].items():
-            lines.append(
-                f"  {name[:20]:20} {c['arrow_type'][:14]:14} {c['sizing']:7} {c['zones']:>8,} "
-                f"{c['zone_filter_bytes'] + c['file_filter_bytes']:>14,} "
-                f"{c['bytes_per_row']:>7.2f} {c['disk_bytes']:>12,} "
-                f"{c['predicted_fpp_mean']:>10.2e}"
-            )
-        return "\n".join(lines)
+        from bloomskip.index.status import status_text
+
+        return status_text(st)
 
 
 def _sorted_unique(a: np.ndarray) -> np.ndarray:
@@ -538,21 +481,32 @@ class Decided:
     candidates: dict[int, tuple[list[tuple[int, int]] | None, str]] = field(default_factory=dict)
     skipped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))  # fids
     by_file_filter: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))
+    #: Ruled out by a table's partition values (None: none were used).
+    by_partition: np.ndarray | None = None
     zones_total: int = 0
     zones_candidate: int = 0
 
+    def _why(self) -> np.ndarray:
+        """Per ruled-out file: 0 every zone ruled out, 1 file filter, 2 partition values."""
+        why = self.by_file_filter.astype(np.int8)
+        if self.by_partition is not None:
+            why[self.by_partition] = 2
+        return why
+
     def reasons(self) -> dict[str, int]:
         """How many files were ruled out, by reason."""
-        n = int(self.by_file_filter.sum())
-        counts = {"file filter": n, "every zone ruled out": int(self.skipped.shape[0]) - n}
-        return {k: v for k, v in counts.items() if v}
+        counts = np.bincount(self._why(), minlength=3)
+        return {_WHY[k]: int(v) for k, v in enumerate(counts) if v}
 
     def skipped_items(self) -> dict[int, str]:
         """Each ruled-out file and why (for callers that name them all)."""
         return {
-            int(f): "file filter" if b else "every zone ruled out"
-            for f, b in zip(self.skipped.tolist(), self.by_file_filter.tolist(), strict=True)
+            int(f): _WHY[w]
+            for f, w in zip(self.skipped.tolist(), self._why().tolist(), strict=True)
         }
+
+
+_WHY = ("every zone ruled out", "file filter", "partition values")
 
 
 def decide(
@@ -563,21 +517,33 @@ def decide(
     max_in_fpp: float,
     notes: list[str],
     all_fids: Callable[[], np.ndarray] | None = None,
+    known: KnownValues | None = None,
 ) -> Decided:
     """Decide the files ``fids`` (sorted uint64) for ``bound`` with the pruning engine over
     the files and the zones ``load(column)`` returns (``columns`` says how each column is
     hashed). ``fids`` None: every file the index holds - those with zones of a referenced
     column, those that column could not be indexed for, and (``all_fids``) every file
-    when the predicate uses no indexed column."""
+    when the predicate uses no indexed column. ``known``: per file of ``fids`` (in that
+    order), the values of a table's partition columns, decided in the same tree."""
     out = Decided()
     cols = [r.name for r in referenced(bound) if r.name in columns]
+    partitions = known is not None and fids is not None and known.uses(bound)
     if not cols:
         everything = fids if fids is not None else (all_fids() if all_fids else np.zeros(0))
-        for fid in everything.tolist():
+        may = np.ones(everything.shape[0], np.bool_)
+        if partitions:
+            n = everything.shape[0]
+            may = prune_known(bound, known, n, np.arange(n), notes=notes)
+        out.skipped = everything[~may].astype(np.uint64)
+        out.by_file_filter = np.zeros(out.skipped.shape[0], np.bool_)
+        out.by_partition = np.ones(out.skipped.shape[0], np.bool_)
+        for fid in everything[may].tolist():
             out.candidates[int(fid)] = (None, "the predicate uses no indexed column")
-        notes.append(
-            f"{bound}: nothing the index answers (=, IN and IS [NOT] NULL on {', '.join(columns)})"
-        )
+        if not partitions:
+            notes.append(
+                f"{bound}: nothing the index answers (=, IN and IS [NOT] NULL on "
+                f"{', '.join(columns)})"
+            )
         return out
     data = {c: load(c) for c in cols}
     only = data[cols[0]] if len(cols) == 1 and not columns[cols[0]].failed else None
@@ -599,14 +565,27 @@ def decide(
     evidence = {c: column_evidence(columns[c], data[c], universe) for c in cols}
     rules = _IndexRules(columns, universe)
 
+    nfiles = fids.shape[0]
+
     def files_of(ref: BoundReference) -> ColumnEvidence:
-        return evidence[ref.name][0] if ref.name in evidence else rules.unindexed(ref)
+        if ref.name in evidence:
+            return evidence[ref.name][0]
+        if partitions and ref.name in known:
+            return known.evidence(ref.name, np.arange(nfiles))
+        return rules.unindexed(ref)
 
     def zones_of(ref: BoundReference) -> ColumnEvidence:
-        return evidence[ref.name][1] if ref.name in evidence else rules.unindexed(ref)
+        if ref.name in evidence:
+            return evidence[ref.name][1]
+        if partitions and ref.name in known:
+            return known.evidence(ref.name, zfile)
+        return rules.unindexed(ref)
 
-    file_may = Pruner(fids.shape[0], files_of, reasons=False, notes=notes).decide(bound).may
+    file_may = Pruner(nfiles, files_of, reasons=False, notes=notes).decide(bound).may
     zone_may = Pruner(keys.shape[0], zones_of, reasons=False, notes=notes).decide(bound).may
+    part_may = (
+        prune_known(bound, known, nfiles, np.arange(nfiles)) if partitions else None
+    )  # why a file is ruled out: its partition values alone
     out.zones_total = int(keys.shape[0])
     out.zones_candidate = int(zone_may.sum())
     # Per file: its candidate zones. A file without zones in the universe is not indexed
@@ -615,8 +594,13 @@ def decide(
     zones_of_file = np.bincount(zfile, minlength=n)
     hits = np.bincount(zfile[zone_may], minlength=n)
     ruled_out = (zones_of_file > 0) & (hits == 0)
+    by_partition = np.zeros(n, np.bool_)
+    if part_may is not None:  # a file without zones is decided by its partition values
+        by_partition = ~part_may | ((zones_of_file == 0) & ~file_may)
+        ruled_out |= by_partition
     out.skipped = fids[ruled_out]
-    out.by_file_filter = ~file_may[ruled_out]
+    out.by_partition = by_partition[ruled_out]
+    out.by_file_filter = ~file_may[ruled_out] & ~out.by_partition
     first = np.searchsorted(zfile, np.arange(n), side="left")
     for i in np.flatnonzero(~ruled_out).tolist():
         fid = int(fids[i])

@@ -20,8 +20,7 @@ zone index.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from bloomskip._lazy import exports
 
 _EXPORTS = {
     "LanceBloomIndex": "reader",
@@ -32,11 +31,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'bloomskip.lance' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"bloomskip.lance.{module}"), name)
+__getattr__ = exports(__name__, _EXPORTS)
 
 
 __all__ = sorted(_EXPORTS)

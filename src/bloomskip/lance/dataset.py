@@ -19,7 +19,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from bloomskip.errors import MissingDependencyError, SourceError
+from bloomskip._lazy import require
+from bloomskip.errors import SourceError
 
 #: How bloomskip names a fragment where a file path would go.
 FRAGMENT_PREFIX = "fragment:"
@@ -27,13 +28,7 @@ FRAGMENT_PREFIX = "fragment:"
 
 def require_lance() -> Any:
     """The ``lance`` module, or :class:`MissingDependencyError` saying how to get it."""
-    try:
-        import lance
-    except ImportError as e:
-        raise MissingDependencyError(
-            f"reading Lance datasets needs pylance: pip install 'bloomskip[lance]' ({e})"
-        ) from None
-    return lance
+    return require("lance", "reading Lance datasets", "lance", "pylance")
 
 
 def is_lance_dataset(path: str | os.PathLike) -> bool:

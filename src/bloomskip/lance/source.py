@@ -19,7 +19,6 @@ fragment ids are Lance's.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,29 +34,20 @@ from bloomskip.lance.dataset import (
     is_lance_dataset,
     open_dataset,
 )
-from bloomskip.sources.base import IndexRead, Source, SourceFile
+from bloomskip.sources.base import DatasetSource, IndexRead, SourceFile
 
 _OFFSET_MASK = np.uint64(0xFFFFFFFF)
 
 
 @dataclass(frozen=True)
-class LanceSource(Source):
+class LanceSource(DatasetSource):
     """The fragments of a Lance dataset (always its latest version)."""
 
     uri: str
     default_encoding = "arrow"  # Lance hashes Arrow-width bytes
 
-    @staticmethod
-    def claims(path: str | os.PathLike) -> bool:
-        return is_lance_dataset(path)
-
-    @classmethod
-    def at(cls, path: str) -> LanceSource:
-        return cls(uri=dataset_uri(path))
-
-    @classmethod
-    def from_json(cls, data: dict) -> LanceSource:
-        return cls.at(data["uri"])
+    recognise = staticmethod(is_lance_dataset)
+    normalise = staticmethod(dataset_uri)
 
     @property
     def scheme(self) -> str:

@@ -66,6 +66,7 @@ from bloomskip.replace import (
     require_unchanged,
     same_file,
 )
+from bloomskip.reports import skip_lines
 
 #: ORC's default false-positive probability before ORC 1.9 (``orc.bloom.filter.fpp``),
 #: still pyarrow's and pyorc's.
@@ -158,12 +159,7 @@ class AddResult:
             size = sum(a.length for a in mine)
             bits, k = mine[0].num_bits, mine[0].num_hash_functions
             lines.append(f"  {column[:24]:24} {filters:>7} {size:>12,} {bits:>12,} {k:>3}")
-        reasons: dict[tuple[str, str], list[int | None]] = {}
-        for s in self.skipped:
-            reasons.setdefault((s.column, s.reason), []).append(s.stripe)
-        for (column, reason), stripes in reasons.items():
-            which = "all stripes" if stripes == [None] else f"{len(stripes)} stripe(s)"
-            lines.append(f"  skipped {column} ({which}): {reason}")
+        lines += skip_lines(((s.column, s.reason, s.stripe) for s in self.skipped), "stripe")
         return "\n".join(lines)
 
 

@@ -95,6 +95,7 @@ from bloomskip.replace import (
     require_unchanged,
     same_file,
 )
+from bloomskip.reports import skip_lines
 from bloomskip.sbbf import Sbbf, build_filter, build_folded
 from bloomskip.sbbf.sizing import SizingPolicy, num_bytes_for
 
@@ -173,12 +174,7 @@ class AddResult:
                 spread = "~" + spread  # estimated from the fill, not counted
             size = sum(f.length for f in mine)
             lines.append(f"  {column[:24]:24} {count:>7} {size:>12,} {spread:>30}")
-        reasons: dict[tuple[str, str], list[int | None]] = {}
-        for s in self.skipped:
-            reasons.setdefault((s.column, s.reason), []).append(s.row_group)
-        for (column, reason), groups in reasons.items():
-            which = "all row groups" if groups == [None] else f"{len(groups)} row group(s)"
-            lines.append(f"  skipped {column} ({which}): {reason}")
+        lines += skip_lines(((s.column, s.reason, s.row_group) for s in self.skipped), "row group")
         return "\n".join(lines)
 
 

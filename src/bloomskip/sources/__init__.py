@@ -7,7 +7,10 @@
 Datasets with their own layout are further kinds of source, found by name in
 :data:`DATASETS` and loaded only when a path is one of them, so this package depends on
 none of them: a Lance dataset directory (its fragments stand for files,
-:mod:`bloomskip.lance.source`).
+:mod:`bloomskip.lance.source`), a Delta Lake table (a directory holding ``_delta_log/``,
+:mod:`bloomskip.tables.delta`) and an Iceberg table (``iceberg://CATALOG/NAMESPACE.TABLE``
+or a ``*.metadata.json``, :mod:`bloomskip.tables.iceberg`): tables list the data files of
+one snapshot, not a directory.
 """
 
 from __future__ import annotations
@@ -21,8 +24,12 @@ from bloomskip.sources.base import IndexRead, Source, SourceFile
 from bloomskip.sources.files import FileSource
 
 #: Dataset kinds: the name a manifest records, and ``module:class`` of the source. Each
-#: class has ``claims(path) -> bool``, ``at(path)`` and ``from_json(data)``.
-DATASETS = {"lance": "bloomskip.lance.source:LanceSource"}
+#: class is a :class:`~bloomskip.sources.base.DatasetSource` (``claims``, ``at``, ``from_json``).
+DATASETS = {
+    "lance": "bloomskip.lance.source:LanceSource",
+    "delta": "bloomskip.tables.delta:DeltaSource",
+    "iceberg": "bloomskip.tables.iceberg:IcebergSource",
+}
 
 
 def _kind(name: str) -> type:

@@ -15,8 +15,9 @@ timestamp granularity cannot be told apart; the docs say so.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -108,5 +109,57 @@ class Source(ABC):
         (Lance's); None: the index numbers files itself."""
         return None
 
+    # -- tables (Delta Lake, Iceberg): snapshots, partitions ---------------------------
 
-__all__ = ["IndexRead", "Source", "SourceFile", "unchanged"]
+    def snapshot(self) -> dict[str, Any] | None:
+        """The table snapshot :meth:`list` reads (``{"table": "delta", "version": N}``,
+        ``{"table": "iceberg", "snapshot_id": N}``), as an index manifest records it; None
+        for sources that are not tables."""
+        return None
+
+    def as_of(self, ref: int) -> Source:
+        """The same table at the snapshot ``ref`` (a Delta version, an Iceberg snapshot
+        id): time travel. Only tables have snapshots."""
+        from bloomskip.errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"{self.uri} is not a table: it has no versions or snapshots to read as of {ref}"
+        )
+
+    def following(self, schema: pa.Schema) -> Source:
+        """This source reading the columns of ``schema`` (an index's, from an earlier
+        snapshot) under the names they had there: a table column renamed since is found
+        by its field id (Iceberg) or physical name (Delta column mapping)."""
+        return self
+
+    def partition_values(self, listing: Sequence[SourceFile]) -> dict[str, pa.Array]:
+        """Columns every row of a file holds one value of (a table's identity partition
+        columns): per column, an Arrow array with each file's value, in the order of
+        ``listing``. Empty for sources without partitions."""
+        return {}
+
+
+class DatasetSource(Source):
+    """A dataset kind of :data:`bloomskip.sources.DATASETS` (Lance, Delta, Iceberg): a
+    directory or URI it recognises (``recognise``), named by one normalised ``uri``
+    (``normalise``), which is also all a manifest records to find it again."""
+
+    #: ``recognise(path) -> bool``: is ``path`` a dataset of this kind?
+    recognise: ClassVar[Callable[[str | os.PathLike], bool]]
+    #: ``normalise(path) -> str``: the URI the source records for ``path``.
+    normalise: ClassVar[Callable[[str], str]]
+
+    @classmethod
+    def claims(cls, path: str | os.PathLike) -> bool:
+        return cls.recognise(path)
+
+    @classmethod
+    def at(cls, path: str) -> Source:
+        return cls(uri=cls.normalise(path))  # type: ignore[call-arg]
+
+    @classmethod
+    def from_json(cls, data: dict) -> Source:
+        return cls.at(data["uri"])
+
+
+__all__ = ["DatasetSource", "IndexRead", "Source", "SourceFile", "unchanged"]

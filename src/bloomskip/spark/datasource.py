@@ -39,6 +39,9 @@ says why.
 
 No column pruning exists for Python data sources in Spark 4.3: pass ``.schema(...)`` with
 only the columns you need, and only those are read.
+
+The index of a Delta or Iceberg table is read through the table's library instead, one
+snapshot (the latest, or ``option("asOf", N)``), deletes applied: :mod:`.tables`.
 """
 
 from __future__ import annotations
@@ -76,6 +79,7 @@ from bloomskip.expr.expressions import (
     Reference,
     literal,
 )
+from bloomskip.spark import tables
 from bloomskip.spark.readfile import merge_ranges, read_file
 from bloomskip.spark.types import lossless, match_column, spark_schema, spark_type
 
@@ -162,6 +166,7 @@ class BloomskipDataSource(sds.DataSource):
         self.index = str(index)
         self.path = options.get("path") or None
         self.report = options.get("report") or None
+        self.options = {str(k): str(v) for k, v in options.items()}
 
     @classmethod
     def name(cls) -> str:
@@ -172,12 +177,14 @@ class BloomskipDataSource(sds.DataSource):
         _refuse_lance(_source_kind(manifest), self.index)
         if self.path is not None:
             _refuse_lance_path(self.path)
+        if _source_kind(manifest) in tables.TABLE_KINDS:  # the snapshot's schema
+            return spark_schema(tables.arrow_schema(manifest.source, self.options))
         return spark_schema(manifest.schema)
 
     def reader(self, schema: st.StructType) -> BloomskipReader:
         if self.path is not None:
             _refuse_lance_path(self.path)
-        return BloomskipReader(self.index, self.path, self.report, schema)
+        return BloomskipReader(self.index, self.path, self.report, schema, self.options)
 
 
 def register(spark: Any) -> None:
@@ -228,11 +235,19 @@ class BloomskipReader(sds.DataSourceReader):
     candidate zones (:meth:`read`). Pickled into Spark's Python workers: it holds only
     options and the pushed predicate, never the opened index."""
 
-    def __init__(self, index: str, path: str | None, report: str | None, schema) -> None:
+    def __init__(
+        self,
+        index: str,
+        path: str | None,
+        report: str | None,
+        schema,
+        options: dict[str, str] | None = None,
+    ) -> None:
         self.index = index
         self.path = path
         self.report = report
         self.schema = schema
+        self.options = dict(options or {})
         self.pushed: list[Expression] = []
         self.failure: str | None = None  # why the index is not used, if it is not
         self._zi: Any = None
@@ -250,20 +265,24 @@ class BloomskipReader(sds.DataSourceReader):
         return self._zi
 
     def pushable(self) -> dict[str, str]:
-        """Declared column -> source column, for indexed columns read without loss."""
+        """Declared column -> source column, for indexed columns read without loss (and,
+        for a table, its other columns read without loss: partition values answer
+        them; a column neither indexed nor partitioned may match)."""
         zi = self._index()
         fields = {f.name: f.type for f in zi.manifest.schema}
+        table = _source_kind(zi.manifest) in tables.TABLE_KINDS
         out = {}
         for f in self.schema.fields:
             name = match_column(f.name, list(fields))
-            if name is None or name not in zi.columns:
+            if name is None or (name not in zi.columns and not table):
                 continue
             t = fields[name]
             try:
                 natural = spark_type(t)
             except UnsupportedTypeError:
                 continue
-            if f.dataType == natural and lossless(t) and lossless(zi.columns[name].arrow_type):
+            col = zi.columns.get(name)
+            if f.dataType == natural and lossless(t) and (col is None or lossless(col.arrow_type)):
                 out[f.name] = name
         return out
 
@@ -313,6 +332,8 @@ class BloomskipReader(sds.DataSourceReader):
                 failure = f"index unreadable: {e}"
         if zi is not None:
             _refuse_lance(_source_kind(zi.manifest), self.index)
+            if _source_kind(zi.manifest) in tables.TABLE_KINDS:
+                return self._plan_table(zi, report)
             try:
                 res = zi.query(self.predicate)
                 same = self.path is None or _same_source(self.path, zi.source)
@@ -358,11 +379,57 @@ class BloomskipReader(sds.DataSourceReader):
         )
         return parts, report
 
+    def _plan_table(self, zi, report: dict[str, Any]):
+        """A Delta or Iceberg table: its snapshot's candidate files, deletes applied."""
+        uri = zi.manifest.source.get("uri")
+        if self.path is not None:
+            given = tables.table_source(self.path, {}).to_json() if _is_table(self.path) else None
+            if given != zi.manifest.source:
+                return self._fallback(None, f"the index covers {uri}, not {self.path}", report)
+        try:
+            parts, res = tables.plan(zi, self.predicate, self.options)
+        except UnsupportedFileError:
+            raise  # deletes the library cannot apply: never read around them
+        except Exception as e:
+            return self._fallback(zi, f"index query failed: {e}", report)
+        sizes = dict(res.sizes)
+        in_full = Counter(f.reason for f in res.files if f.zones is None)
+        report.update(
+            version=res.version,
+            source=uri,
+            snapshot=res.snapshot,
+            files_total=len(res.files) + len(res.skipped),
+            files_candidate=len(res.files),
+            files_skipped=len(res.skipped),
+            zones_total=res.zones_total,
+            zones_candidate=res.zones_candidate,
+            rows_total=res.rows_total,
+            rows_candidate=sum(f.rows or 0 for f in res.files),
+            bytes_skipped=sum(sizes.get(p, 0) for p, _ in res.skipped),
+            skipped_reasons=dict(Counter(why for _, why in res.skipped)),
+            skipped=[{"path": p, "reason": why} for p, why in res.skipped[:REPORT_EXAMPLES]],
+            read_in_full=dict(in_full),
+            notes=list(res.notes),
+        )
+        return parts, report
+
     def _fallback(self, zi, why: str, report: dict[str, Any]):
         """Every file a candidate, read in full: the index could not answer."""
         from bloomskip.sources import from_json, resolve
 
         log.warning("bloomskip: %s; reading every file of the source", why)
+        table = self.path if self.path is not None and _is_table(self.path) else None
+        if self.path is None and zi is not None and _source_kind(zi.manifest) in tables.TABLE_KINDS:
+            table = zi.manifest.source
+        if table is not None:
+            parts = tables.every_file(tables.table_source(table, self.options))
+            report.update(
+                fallback=why, files_total=len(parts), files_candidate=len(parts),
+                files_skipped=0, zones_total=0, zones_candidate=0, rows_total=None,
+                rows_candidate=None, bytes_skipped=0, skipped_reasons={}, skipped=[],
+                read_in_full={why: len(parts)}, notes=[f"{why}: every file is read"],
+            )  # fmt: skip
+            return parts, report
         if self.path is not None:
             src = resolve(self.path)
         else:
@@ -396,11 +463,21 @@ class BloomskipReader(sds.DataSourceReader):
     # -- reading ------------------------------------------------------------------
 
     def read(self, partition: sds.InputPartition) -> Iterator[pa.RecordBatch]:
+        if isinstance(partition, tables.TablePartition):
+            yield from tables.read(partition, self.schema)
+            return
         if not isinstance(partition, FilePartition):  # Spark's stand-in for "no partitions"
             return
         p = partition
         identity = None if p.size is None else (p.size, p.mtime_ns, p.etag)
         yield from read_file(p.path, p.zones, identity, self.schema)
+
+
+def _is_table(path: str) -> bool:
+    try:
+        return tables.is_table_path(path)
+    except Exception:
+        return False
 
 
 def _rename(e: Expression, column: str) -> Expression:

@@ -21,6 +21,8 @@ from bloomskip.errors import (
     UnsupportedFileError,
     UnsupportedTypeError,
 )
+from bloomskip.formats.ranges import merge_ranges
+from bloomskip.formats.ranges import overlap as _overlap
 from bloomskip.sources.files import FileSource
 from bloomskip.spark.types import match_column
 
@@ -78,34 +80,6 @@ def read_file(
                 table = pa.concat_tables([table.slice(a, b - a) for a, b in local])
             if table.num_rows:
                 yield _conform(table, target, columns, uri)
-
-
-def merge_ranges(zones: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Zones (start, length) as sorted, disjoint [start, end) ranges."""
-    out: list[list[int]] = []
-    for a, n in sorted((int(a), int(n)) for a, n in zones):
-        if n <= 0:
-            continue
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], a + n)
-        else:
-            out.append([a, a + n])
-    return [(a, b) for a, b in out]
-
-
-def _overlap(ranges: list[tuple[int, int]], lo: int, hi: int) -> list[tuple[int, int]]:
-    """The parts of ``ranges`` inside [lo, hi), relative to ``lo``."""
-    import bisect
-
-    i = bisect.bisect_right(ranges, (lo, float("inf"))) - 1
-    i = max(i, 0)
-    out = []
-    for a, b in ranges[i:]:
-        if a >= hi:
-            break
-        if b > lo:
-            out.append((max(a, lo) - lo, min(b, hi) - lo))
-    return out
 
 
 def _conform(

@@ -15,7 +15,8 @@ for a lake that is only appended to and refreshed after each append.
 
 When the index cannot answer - missing or unreadable, a predicate it cannot parse, an
 index of another source - the DataFrame reads every file, and :attr:`ReadPlan.notes`
-says why.
+says why. The index of a Delta or Iceberg table is refused: Spark's file readers would
+return rows its deletes removed (``spark.read.format("bloomskip")`` reads tables).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from functools import partialmethod
 from typing import Any
 
 from bloomskip._json import attributes
-from bloomskip.errors import BloomskipError
+from bloomskip.errors import BloomskipError, UnsupportedFileError
 from bloomskip.expr.sql import parse
 from bloomskip.index import store
 from bloomskip.index.query import MAX_IN_FPP, QueryResult, ZoneIndex, open_index
@@ -207,6 +208,13 @@ class IndexedLake:
         t0 = time.perf_counter()
         notes: list[str] = []
         index = self._index(notes)
+        kind = index.manifest.source.get("filesystem") if index is not None else None
+        if kind in ("delta", "iceberg"):
+            raise UnsupportedFileError(
+                f"{self.index_path} indexes the {kind} table {index.manifest.source.get('uri')}:"
+                " Spark's file readers cannot apply its deletes; read it with "
+                'spark.read.format("bloomskip") (docs/tables.md)'
+            )
         fmt = self._format or (_index_format(index) if index is not None else "parquet")
         plan = ReadPlan(None, where, ", ".join(self.paths), self.index_path, notes=notes)
         result = None

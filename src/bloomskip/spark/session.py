@@ -14,17 +14,12 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from bloomskip.errors import MissingDependencyError
+from bloomskip._lazy import require
 
 
 def require_pyspark() -> None:
     """Raise :class:`MissingDependencyError` unless pyspark is importable."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError as e:
-        raise MissingDependencyError(
-            f"the Spark pipeline needs pyspark: pip install 'bloomskip[spark]' ({e})"
-        ) from None
+    require("pyspark", "the Spark pipeline", "spark")
 
 
 def spark_schema(schema):

@@ -1,0 +1,178 @@
+"""Table lookup benchmark: a point lookup through the zone index on a 200-file Delta table
+against the same lookup on the plain-directory lake of the same files.
+
+The lake: ``--files`` Parquet files of ``--rows`` rows (default 200 x 20,000), one
+column ``k`` (unique int64) and a payload, written by pyarrow into a temporary
+directory. Three sources hold exactly these files:
+
+* **lake** - the directory (a lookup lists it: ``FileSource.list``);
+* **delta, 1 commit** - a copy turned into a Delta table by
+  ``deltalake.convert_to_deltalake`` (one commit adding 200 files);
+* **delta, 200 commits** - the same files appended one commit each (delta-rs writes a
+  checkpoint every 100 commits), the log a long-lived table has.
+
+Each gets an index on ``k`` (zones of 8,192 rows), built once. A *lookup* is
+``ZoneIndex.query("k = v", check_source=True)`` for a value present in one file: the
+lake is listed and compared with the index; the table's snapshot is loaded (a table
+read before is reused while no commit follows the one it read; delta-rs moves it
+forward with ``update_incremental`` after a commit) and its file list compared with the
+index. Measured per source, medians of ``--reps``, the sources interleaved lookup by
+lookup, each in turn first: *warm* (the index opened once, different values per query)
+and *cold* (``index.open`` + the query). The ratio is table / lake; the
+issue's target is within 1.2x. The bench also counts directory listings during a table
+lookup (``FileSource.list`` calls): there must be none - the snapshot gives the files.
+
+    .venv/bin/python bench/tables.py [--files N] [--rows N] [--reps R] [--json PATH]
+
+Results are written as JSON to ``bench/results/tables.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bloomskip import index
+from bloomskip.sources.files import FileSource
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write_lake(root: Path, files: int, rows: int) -> list[pa.Table]:
+    root.mkdir(parents=True)
+    tables = []
+    for i in range(files):
+        rng = np.random.default_rng(i)
+        t = pa.table(
+            {
+                "k": pa.array(np.arange(i * rows, (i + 1) * rows, dtype=np.int64)),
+                "pay": pa.array(rng.random(rows)),
+            }
+        )
+        pq.write_table(t, root / f"part-{i:05d}.parquet")
+        tables.append(t)
+    return tables
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+class _Listings:
+    """Counts ``FileSource.list`` calls (directory listings)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._orig = FileSource.list
+
+    def __enter__(self) -> _Listings:
+        counter = self
+
+        def counted(src):
+            counter.calls += 1
+            return counter._orig(src)
+
+        FileSource.list = counted
+        return self
+
+    def __exit__(self, *exc) -> None:
+        FileSource.list = self._orig
+
+
+def lookups(indexes: dict[str, str], values: list[int], reps: int, rows: int) -> dict[str, dict]:
+    """Warm and cold lookup times per source, the sources interleaved rep by rep, in
+    turn first (so a shared machine's drift hits them alike). An answer holds the file of the value
+    (``rows`` per file; a zone filter's false positive may add another)."""
+    opened = {name: index.open(idx) for name, idx in indexes.items()}
+    for zi in opened.values():
+        zi.query(f"k = {values[0]}")  # load the column once (warm)
+    warm: dict[str, list[float]] = {n: [] for n in indexes}
+    cold: dict[str, list[float]] = {n: [] for n in indexes}
+    names = list(indexes)
+    for r, v in enumerate(values[:reps]):
+        for name in names[r % len(names) :] + names[: r % len(names)]:  # each goes first
+            idx = indexes[name]
+            t0 = time.perf_counter()
+            res = opened[name].query(f"k = {v}")
+            warm[name].append(time.perf_counter() - t0)
+            want = f"/part-{v // rows:05d}.parquet"  # the lake's names (delta-rs names its own)
+            assert res.files and (any(p.endswith(want) for p in res.paths) or "200" in name)
+            t0 = time.perf_counter()
+            index.open(idx).query(f"k = {v}")
+            cold[name].append(time.perf_counter() - t0)
+    return {n: {"warm_s": _median(warm[n]), "cold_s": _median(cold[n])} for n in indexes}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--files", type=int, default=200)
+    ap.add_argument("--rows", type=int, default=20_000)
+    ap.add_argument("--reps", type=int, default=101)
+    ap.add_argument("--json", type=Path, default=REPO / "bench" / "results" / "tables.json")
+    args = ap.parse_args()
+    from deltalake import convert_to_deltalake, write_deltalake
+
+    tmp = Path(tempfile.mkdtemp(prefix="bloomskip-bench-tables-"))
+    try:
+        t0 = time.perf_counter()
+        tables = write_lake(tmp / "lake", args.files, args.rows)
+        shutil.copytree(tmp / "lake", tmp / "delta1")
+        convert_to_deltalake(str(tmp / "delta1"))
+        for t in tables:
+            write_deltalake(str(tmp / "delta200"), t, mode="append")
+        print(f"data written in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+        sources = {"lake": tmp / "lake", "delta, 1 commit": tmp / "delta1"}
+        sources["delta, 200 commits"] = tmp / "delta200"
+        rng = np.random.default_rng(7)
+        values = [int(v) for v in rng.integers(0, args.files * args.rows, args.reps)]
+        results: dict[str, Any] = {
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
+            "files": args.files,
+            "rows_per_file": args.rows,
+            "reps": args.reps,
+            "sources": {},
+        }
+        indexes = {}
+        for name, path in sources.items():
+            indexes[name] = str(tmp / f"{path.name}.idx")
+            rep = index.build(str(path), ["k"], indexes[name], progress=False)
+            assert rep.files_indexed == args.files, rep.to_text()
+        results["sources"] = lookups(indexes, values, args.reps, args.rows)
+        for name, idx in indexes.items():  # listings, counted apart from the timing
+            with _Listings() as listed:
+                index.open(idx).query(f"k = {values[0]}")
+            results["sources"][name]["directory_listings"] = listed.calls
+        base = results["sources"]["lake"]
+        print(f"\n{args.files} files x {args.rows:,} rows; lookup k = v (present in one file)")
+        print(f"{'source':22} {'warm ms':>9} {'ratio':>7} {'cold ms':>9} {'ratio':>7}  listings")
+        for name, r in results["sources"].items():
+            r["warm_ratio"] = r["warm_s"] / base["warm_s"]
+            r["cold_ratio"] = r["cold_s"] / base["cold_s"]
+            print(
+                f"{name:22} {r['warm_s'] * 1e3:9.2f} {r['warm_ratio']:6.2f}x "
+                f"{r['cold_s'] * 1e3:9.2f} {r['cold_ratio']:6.2f}x  {r['directory_listings']}"
+            )
+        for name, r in results["sources"].items():
+            if name != "lake" and r["directory_listings"]:
+                raise SystemExit(f"{name}: a table lookup listed a directory")
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""What a lookup that checks its source knows before the index decides: the source's files
+now - a directory listing, or a table's snapshot (no listing at all) - compared with the
+index's fragment table, and a table's columns as they are in that snapshot.
+
+* a file the index holds unchanged (same size and modification time or ETag,
+  :func:`bloomskip.sources.base.unchanged`) is decided by the index
+  (:func:`bloomskip.index.query.decide`);
+* a file the index does not hold, or holds changed, is a candidate in full - unless a
+  table's partition values rule it out (:mod:`.known`: one predicate tree, the same
+  rules as for indexed files);
+* a file the index holds that the source no longer has is not in the listing, so never
+  returned.
+
+A table's column renamed since indexing is matched to the indexed one by field id
+(Iceberg) or physical name (Delta column mapping), recorded in each Arrow field's
+``bloomskip.table_column`` metadata (:data:`bloomskip.tables.base.COLUMN_KEY`); a
+column added since is bound with its own type and, not being indexed, may match.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from bloomskip.expr.bind import Column, bind
+from bloomskip.expr.expressions import Expression
+from bloomskip.index import store
+from bloomskip.index.known import KnownValues
+from bloomskip.index.known import prune as prune_known
+from bloomskip.index.layout import ColumnIndex
+from bloomskip.sources import Source, SourceFile
+from bloomskip.sources.base import unchanged
+
+if TYPE_CHECKING:
+    from bloomskip.index.query import ZoneIndex
+
+#: Arrow field metadata naming a table column's identity (bloomskip.tables.base.COLUMN_KEY;
+#: the index layer does not import the tables layer).
+COLUMN_KEY = b"bloomskip.table_column"
+
+
+@dataclass
+class Listed:
+    """The source now, against the index: what :func:`decide` is given, and the rest."""
+
+    bound: Expression
+    columns: dict[str, ColumnIndex]  # the index's columns, under renamed names too
+    aliases: dict[str, str]  # a column's name now -> its indexed name
+    fresh: dict[int, SourceFile]  # fragment id -> file, indexed and unchanged
+    fids: np.ndarray  # the fresh files' fragment ids, sorted
+    known: KnownValues | None  # the fresh files' partition values, in ``fids`` order
+    stale: list[tuple[str, str]] = field(default_factory=list)  # (uri, why): in full
+    pruned: list[str] = field(default_factory=list)  # stale, ruled out by partition values
+    sizes: dict[str, int] = field(default_factory=dict)  # uri -> bytes, every file
+    rows_total: int = 0  # of the fresh files
+    snapshot: dict[str, Any] | None = None  # a table's snapshot listed
+
+
+def compare(zi: ZoneIndex, src: Source, predicate: str | Expression) -> Listed:
+    """List ``src`` (a table: its snapshot) and compare it with the index ``zi``; bind
+    ``predicate`` to the columns as they are now."""
+    files = store.inside(zi.storage, src, src.list())
+    snapshot = src.snapshot()
+    schema, aliases = _binding(zi, src, files) if snapshot is not None else (zi.schema(), {})
+    columns = {**zi.columns, **{new: zi.columns[old] for new, old in aliases.items()}}
+    bound = bind(predicate, schema)
+    part = src.partition_values(files) if snapshot is not None else {}
+    types = {n: c.type for n, c in schema.items() if c.type is not None}
+    every = KnownValues(part, types) if part else None
+    rows = {r["path"]: r for r in zi.fragments().to_pylist()}
+    fresh: dict[int, SourceFile] = {}
+    slot_of: dict[int, int] = {}
+    stale: list[tuple[int, str]] = []
+    sizes = {}
+    for i, f in enumerate(files):
+        sizes[src.uri_of(f.path)] = f.size
+        r = rows.get(f.path)
+        if r is None:
+            stale.append((i, "not indexed"))
+        elif not unchanged(r, f):
+            stale.append((i, "changed since indexing"))
+        else:
+            fresh[int(r["fragment_id"])] = f
+            slot_of[int(r["fragment_id"])] = i
+    may = np.ones(len(stale), np.bool_)
+    if every is not None and stale and every.uses(bound):
+        slots = np.array([i for i, _ in stale], dtype=np.int64)
+        may = prune_known(bound, every, len(stale), slots)
+    fids = np.array(sorted(fresh), dtype=np.uint64)
+    known = None
+    if every is not None:
+        known = every.take(np.array([slot_of[int(f)] for f in fids], dtype=np.int64))
+    out = Listed(bound, columns, aliases, fresh, fids, known, sizes=sizes, snapshot=snapshot)
+    for (i, why), keep in zip(stale, may, strict=True):
+        uri = src.uri_of(files[i].path)
+        if keep:
+            out.stale.append((uri, why))
+        else:
+            out.pruned.append(uri)
+    out.rows_total = sum(int(rows[f.path]["num_rows"]) for f in fresh.values())
+    return out
+
+
+def _binding(
+    zi: ZoneIndex, src: Source, files: list[SourceFile]
+) -> tuple[dict[str, Column], dict[str, str]]:
+    """The binding schema, plus a table snapshot's columns the index's schema lacks
+    (added since indexing: may match), and the indexed columns renamed since (new name
+    -> indexed name, matched by field id or physical name)."""
+    schema = zi.schema()
+    indexed = {
+        (f.metadata or {}).get(COLUMN_KEY): f.name
+        for f in zi.manifest.schema
+        if f.name in zi.columns and (f.metadata or {}).get(COLUMN_KEY) is not None
+    }
+    aliases = {}
+    for f in src.arrow_schema(files):
+        if f.name in schema:
+            continue
+        old = indexed.get((f.metadata or {}).get(COLUMN_KEY))
+        if old is not None:
+            aliases[f.name] = old
+            schema[f.name] = Column(zi.columns[old].arrow_type, f.name)
+        else:
+            schema[f.name] = Column(f.type, f.name)
+    return schema, aliases
+
+
+__all__ = ["Listed", "compare"]

@@ -1,0 +1,342 @@
+"""An Apache Iceberg table as a source of a zone index, read with ``pyiceberg``.
+
+Owns naming a table and loading one snapshot of it, and describing it as a
+:class:`~.base.Snapshot`:
+
+* ``iceberg://CATALOG/NAMESPACE.TABLE`` is a table in the catalog
+  ``pyiceberg.catalog.load_catalog(CATALOG)`` resolves (``.pyiceberg.yaml`` or
+  ``PYICEBERG_CATALOG__<NAME>__*`` variables, read by pyiceberg when it is first
+  imported), with the properties :func:`configure_catalog` added in this process (the
+  Spark data source passes its ``catalog.*`` options that way);
+* a path or URI ending in ``.metadata.json`` is that metadata file, a static table
+  (``StaticTable.from_metadata``): its current snapshot is the latest it knows.
+
+The snapshot's data files are the live entries of its manifests
+(``Snapshot.manifests`` / ``fetch_manifest_entry(discard_deleted=True)``): path, size,
+row count, format, and the values of its *identity* partition fields (other transforms
+are not values of a column). Delete files are noted, and equality deletes remembered.
+The schema is the snapshot's own (``Snapshot.schema_id``, as pyiceberg's scans use it);
+columns are found in data files by field id.
+
+Reading rows goes through pyiceberg's own reader: ``DataScan(snapshot_id=...)
+.plan_files()`` gives each data file its delete files, and ``ArrowScan.to_table`` reads
+it with position deletes and deletion vectors applied, columns projected by field id
+(renamed and added columns, promoted types). pyiceberg 0.12 cannot apply equality
+deletes: reading a snapshot that has them raises
+:class:`~bloomskip.errors.UnsupportedFileError` naming the table and the delete file.
+Indexing never needs deletes (zones are AtMost), so a table with equality deletes can be
+indexed and queried; only its rows cannot be read.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from bloomskip._lazy import require
+from bloomskip.errors import (
+    InvalidParameterError,
+    MissingDependencyError,
+    SourceError,
+    UnsupportedFileError,
+)
+from bloomskip.formats.ranges import merge_ranges
+from bloomskip.objstore import first_line
+from bloomskip.sources.files import FileSource
+from bloomskip.tables.base import (
+    ReadTask,
+    Snapshot,
+    TableColumn,
+    TableFile,
+    TableSource,
+    normalize_schema,
+)
+
+SCHEME = "iceberg://"
+METADATA_SUFFIX = ".metadata.json"
+
+_CATALOGS: dict[str, dict[str, str]] = {}
+_CATALOGS_LOCK = threading.Lock()
+
+
+def require_pyiceberg() -> Any:
+    """The ``pyiceberg`` module, or a typed error saying how to get it."""
+    return require("pyiceberg", "reading Iceberg tables", "tables")
+
+
+def configure_catalog(name: str, **properties: str) -> None:
+    """Properties for the catalog ``name`` in this process, added to what pyiceberg's
+    own configuration says (``uri``, ``warehouse``, ``type``, ``s3.endpoint``, ...)."""
+    if not name or "/" in name:
+        raise InvalidParameterError(f"a catalog name is one word, got {name!r}")
+    with _CATALOGS_LOCK:
+        _CATALOGS[name] = {**_CATALOGS.get(name, {}), **{k: str(v) for k, v in properties.items()}}
+
+
+def is_iceberg_table(path: str | os.PathLike) -> bool:
+    """True for ``iceberg://CATALOG/NAMESPACE.TABLE`` and for ``*.metadata.json``."""
+    text = os.fspath(path)
+    return text.startswith(SCHEME) or text.endswith(METADATA_SUFFIX)
+
+
+def parse_name(uri: str) -> tuple[str, tuple[str, ...]]:
+    """``iceberg://CATALOG/NAMESPACE.TABLE`` -> (catalog, identifier)."""
+    rest = uri[len(SCHEME) :]
+    catalog, _, name = rest.partition("/")
+    parts = tuple(p for p in name.split("."))
+    if not catalog or len(parts) < 2 or not all(parts) or "/" in name:
+        raise InvalidParameterError(
+            f"{uri}: an Iceberg table is iceberg://CATALOG/NAMESPACE.TABLE "
+            "(or a path to its *.metadata.json)"
+        )
+    return catalog, parts
+
+
+def table_location(path: str | os.PathLike) -> str:
+    """The table as bloomskip names it: ``iceberg://`` as given, a local metadata file
+    absolute, other URIs as given."""
+    text = os.fspath(path)
+    if text.startswith(SCHEME):
+        parse_name(text)
+        return text
+    if text.startswith("file://"):
+        text = text[len("file://") :]
+    return text if "://" in text else os.path.abspath(text)
+
+
+def fs_path(location: str) -> tuple[pafs.FileSystem, str]:
+    """A data file location (``file:/``, ``file:///``, ``s3://``, a plain path) as a
+    pyarrow file system and a path in it, as pyiceberg opens it (no unquoting)."""
+    if location.startswith("file:"):
+        return pafs.LocalFileSystem(), "/" + location[len("file:") :].lstrip("/")
+    if location.startswith(("s3a://", "s3n://")):
+        location = "s3://" + location.split("://", 1)[1]
+    if "://" in location:
+        fs, path = pafs.FileSystem.from_uri(location)
+        return fs, path
+    return pafs.LocalFileSystem(), location
+
+
+@functools.lru_cache(maxsize=8)
+def static_table(metadata_location: str, properties: tuple[tuple[str, str], ...]) -> Any:
+    from pyiceberg.table import StaticTable
+
+    return StaticTable.from_metadata(metadata_location, properties=dict(properties))
+
+
+@dataclass(frozen=True)
+class IcebergSource(TableSource):
+    """An Iceberg table at one snapshot (``version``: a snapshot id; None: the current
+    snapshot when first used)."""
+
+    kind = "iceberg"
+
+    recognise = staticmethod(is_iceberg_table)
+    normalise = staticmethod(table_location)
+
+    def table(self) -> Any:
+        """The pyiceberg table (from its catalog, or its metadata file)."""
+        tbl = self._state.get("table")
+        if tbl is not None:
+            return tbl
+        require_pyiceberg()
+        try:
+            if self.uri.startswith(SCHEME):
+                from pyiceberg.catalog import load_catalog
+
+                name, ident = parse_name(self.uri)
+                with _CATALOGS_LOCK:
+                    props = dict(_CATALOGS.get(name, {}))
+                tbl = load_catalog(name, **props).load_table(ident)
+            else:
+                tbl = static_table(self.uri, ())
+        except (InvalidParameterError, MissingDependencyError):
+            raise
+        except Exception as e:  # NoSuchTableError, ValueError (no catalog), OSError...
+            why = first_line(e)
+            raise SourceError(f"{self.uri}: cannot load the Iceberg table: {why}") from None
+        self._state["table"] = tbl
+        return tbl
+
+    def files(self) -> FileSource:
+        fs = self._state.get("files")
+        if fs is None:
+            location = self.table().metadata.location
+            f, root = fs_path(location)
+            fs = self._state["files"] = FileSource(location, f, (root.rstrip("/"),))
+        return fs
+
+    def _snapshot(self, tbl: Any) -> Any:
+        if self.version is None:
+            return tbl.current_snapshot()
+        snap = tbl.snapshot_by_id(self.version)
+        if snap is None:
+            raise SourceError(f"{self.uri}: no snapshot {self.version}")
+        return snap
+
+    def _load(self) -> Snapshot:
+        from pyiceberg.io.pyarrow import schema_to_pyarrow
+        from pyiceberg.manifest import DataFileContent
+        from pyiceberg.transforms import IdentityTransform
+
+        tbl = self.table()
+        snap = self._snapshot(tbl)
+        schema = tbl.schema()
+        if snap is not None and snap.schema_id is not None:
+            schema = {s.schema_id: s for s in tbl.schemas().values()}.get(snap.schema_id, schema)
+        arrow = normalize_schema(schema_to_pyarrow(schema, include_field_ids=False))
+        columns = {
+            f.name: TableColumn(
+                f.name,
+                arrow.field(f.name).type,
+                None,
+                f.field_id,
+                null_if_missing=getattr(f, "initial_default", None) is None,
+            )
+            for f in schema.fields
+        }
+        fs = self.files()
+        specs = tbl.specs()
+        files, equality = [], []
+        try:
+            manifests = snap.manifests(tbl.io) if snap is not None else []
+            for m in manifests:
+                for entry in m.fetch_manifest_entry(tbl.io, discard_deleted=True):
+                    df = entry.data_file
+                    if df.content == DataFileContent.EQUALITY_DELETES:
+                        equality.append(df.file_path)
+                        continue
+                    if df.content != DataFileContent.DATA:
+                        continue  # position deletes, deletion vectors: pyiceberg's reader
+                    f, path = fs_path(df.file_path)
+                    if not f.equals(fs.filesystem):
+                        raise UnsupportedFileError(
+                            f"{self.uri}: data file {df.file_path} is on another file system "
+                            "than the table"
+                        )
+                    partition = []
+                    spec = specs.get(df.spec_id)
+                    for pos, pf in enumerate(spec.fields if spec is not None else ()):
+                        if isinstance(pf.transform, IdentityTransform):
+                            name = schema.find_column_name(pf.source_id)
+                            if name is not None and name in columns:
+                                partition.append((name, df.partition[pos]))
+                    files.append(
+                        TableFile(
+                            path,
+                            int(df.file_size_in_bytes),
+                            0,
+                            int(df.record_count),
+                            str(df.file_format.name).lower(),
+                            tuple(partition),
+                        )
+                    )
+        except (UnsupportedFileError, SourceError):
+            raise
+        except Exception as e:
+            raise SourceError(f"{self.uri}: cannot read its manifests: {first_line(e)}") from None
+        files.sort(key=lambda f: f.path)
+        self._state["equality_deletes"] = equality
+        self._state["metadata_location"] = tbl.metadata_location
+        sid = None if snap is None else int(snap.snapshot_id)
+        ref = {"table": "iceberg", "snapshot_id": sid}
+        return Snapshot(ref, sid, arrow, columns, tuple(files))
+
+    # -- reading rows -------------------------------------------------------------------
+
+    def read_tasks(self, paths: Sequence[str] | None = None) -> list[IcebergReadTask]:
+        snap = self.loaded()
+        tbl = self.table()
+        equality = self._state.get("equality_deletes") or []
+        if equality:
+            raise UnsupportedFileError(
+                f"{self.uri}: snapshot {snap.id} has equality deletes ({equality[0]}"
+                f"{f' and {len(equality) - 1} more' if len(equality) > 1 else ''}), which "
+                "pyiceberg cannot apply: its rows are not read (a row it deletes would be "
+                "returned)"
+            )
+        by_path = snap.by_path()
+        wanted = list(by_path) if paths is None else list(paths)
+        for p in wanted:
+            if p not in by_path:
+                raise SourceError(f"{self.uri_of(p)}: not a data file of {self.uri} at {snap.ref}")
+        if snap.id is None or not wanted:
+            return []
+        try:
+            planned = tbl.scan(snapshot_id=snap.id).plan_files()
+            tasks = {fs_path(t.file.file_path)[1]: t for t in planned}
+        except Exception as e:
+            why = first_line(e)
+            raise SourceError(f"{self.uri}: cannot plan snapshot {snap.id}: {why}") from None
+        location = self._state["metadata_location"]
+        props = tuple(sorted((str(k), str(v)) for k, v in (tbl.io.properties or {}).items()))
+        schema_id = self._schema_id(tbl, snap.id)
+        out = []
+        for p in wanted:
+            task = tasks.get(p)
+            if task is None:
+                raise SourceError(f"{self.uri_of(p)}: pyiceberg plans no task for it")
+            out.append(
+                IcebergReadTask(
+                    self.uri, p, self.uri_of(p), by_path[p].size, location, props, schema_id, task
+                )
+            )
+        return out
+
+    @staticmethod
+    def _schema_id(tbl: Any, snapshot_id: int) -> int:
+        snap = tbl.snapshot_by_id(snapshot_id)
+        sid = snap.schema_id if snap is not None else None
+        return int(sid if sid is not None else tbl.schema().schema_id)
+
+
+@dataclass(frozen=True)
+class IcebergReadTask(ReadTask):
+    """An Iceberg data file and its delete files (pyiceberg's ``FileScanTask``), read by
+    pyiceberg's ``ArrowScan`` against the snapshot's metadata file."""
+
+    metadata_location: str = ""
+    io_properties: tuple[tuple[str, str], ...] = ()
+    schema_id: int = 0
+    task: Any = None  # pyiceberg.table.FileScanTask
+
+    def read(
+        self, zones: Sequence[tuple[int, int]] | None, names: Sequence[str]
+    ) -> Iterator[pa.Table]:
+        from pyiceberg.expressions import AlwaysTrue
+        from pyiceberg.io.pyarrow import ArrowScan
+
+        require_pyiceberg()
+        try:
+            tbl = static_table(self.metadata_location, self.io_properties)
+            schema = {s.schema_id: s for s in tbl.schemas().values()}[self.schema_id]
+            projected = schema.select(*names) if names else schema.select(schema.fields[0].name)
+            table = ArrowScan(tbl.metadata, tbl.io, projected, AlwaysTrue()).to_table([self.task])
+        except (ValueError, KeyError, OSError, pa.ArrowException) as e:
+            why = first_line(e)
+            raise SourceError(f"{self.uri}: cannot read it with pyiceberg: {why}") from None
+        whole = not self.task.delete_files and table.num_rows == self.task.file.record_count
+        if zones is not None and whole:  # rows in file order: the zones apply
+            ranges = merge_ranges(zones)
+            parts = [table.slice(a, b - a) for a, b in ranges]
+            table = pa.concat_tables(parts) if parts else table.slice(0, 0)
+        yield table.cast(normalize_schema(table.schema)) if table.num_columns else table
+
+
+__all__ = [
+    "IcebergReadTask",
+    "IcebergSource",
+    "configure_catalog",
+    "fs_path",
+    "is_iceberg_table",
+    "parse_name",
+    "require_pyiceberg",
+    "table_location",
+]

@@ -1,0 +1,232 @@
+"""Iceberg tables as index sources (issue 15), against pyiceberg's own reader.
+
+The module table lives in a pyiceberg ``SqlCatalog`` on sqlite in a temporary directory,
+reached as ``iceberg://<catalog>/ns.events``. It is partitioned by identity on a string
+and a date column; its history: two appends, a delete (pyiceberg deletes copy-on-write),
+the index built, an overwrite of one partition, a column added and a column renamed,
+another append. For every snapshot (time travel) and predicate, the rows bloomskip reads
+through the index equal ``table.scan(snapshot_id=...).to_arrow()`` filtered by DuckDB, and
+no candidate is a file the snapshot does not hold. Then: a static ``*.metadata.json``,
+position deletes (applied) and equality deletes (refused, naming the table and the file),
+the command line with the catalog from ``PYICEBERG_CATALOG__*`` variables.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from bloomskip import index
+from bloomskip.errors import SourceError, UnsupportedFileError
+from bloomskip.tables import open_table
+from tests.support.tables import (
+    POSITION_DELETE_SCHEMA,
+    canonical,
+    commit_delete_file,
+    iceberg_catalog,
+    iceberg_rows,
+    matching,
+    rows_via_index,
+)
+
+pytest.importorskip("pyiceberg")
+from pyiceberg.types import LongType
+
+DAY0 = dt.date(2026, 5, 1)
+STABLE = [  # predicates on columns every snapshot has
+    "id IN (1, 5, 250, 777, 1010, 123456)",
+    "part = 'b'",
+    "part IS NULL OR grp IS NULL",
+    "id = 7 OR part = 'c'",
+    "day = DATE '2026-05-02' AND grp = 3",
+]
+
+
+def _rows(start: int, n: int, parts: list[str | None], seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    ids = np.arange(start, start + n, dtype=np.int64)
+    grp = rng.integers(0, 9, n).astype(np.int32)
+    return pa.table(
+        {
+            "id": ids,
+            "key": [f"k{i % 37}" for i in ids],
+            "grp": pa.array(grp, mask=grp == 0),
+            "part": pa.array([parts[i % len(parts)] for i in range(n)], pa.string()),
+            "day": pa.array([DAY0 + dt.timedelta(days=int(i % 3)) for i in ids], pa.date32()),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    root = tmp_path_factory.mktemp("iceberg")
+    catalog = iceberg_catalog(root, "hist")
+    first = _rows(0, 400, ["a", "b", None], 1)
+    tbl = catalog.create_table("ns.events", schema=first.schema)
+    with tbl.update_spec() as spec:
+        spec.add_identity("part")
+        spec.add_identity("day")
+    tbl.append(first)
+    tbl.append(_rows(400, 200, ["a", "c"], 2))
+    tbl.delete("id >= 100 and id < 130")  # copy-on-write: files rewritten
+    idx = str(root / "events.idx")
+    rep = index.build("iceberg://hist/ns.events", ["id", "key", "grp"], idx, zone_rows=25)
+    tbl.overwrite(_rows(1000, 50, ["b"], 4), overwrite_filter="part == 'b'")
+    with tbl.update_schema() as upd:
+        upd.add_column("extra", LongType())
+        upd.rename_column("key", "label")
+    more = _rows(2000, 40, ["d"], 5).rename_columns(["id", "label", "grp", "part", "day"])
+    more = more.append_column("extra", pa.array(np.arange(40), pa.int64()))
+    tbl.append(more.select([f.name for f in tbl.schema().fields]))
+    snaps = [s.snapshot_id for s in tbl.snapshots()]
+    return catalog.load_table("ns.events"), idx, rep, snaps
+
+
+def _held(tbl, sid) -> set[str]:
+    from bloomskip.tables.iceberg import fs_path
+
+    return {fs_path(t.file.file_path)[1] for t in tbl.scan(snapshot_id=sid).plan_files()}
+
+
+def _check(tbl, idx: str, sid: int, where: str, columns=None) -> None:
+    got, res = rows_via_index(idx, where, as_of=sid, columns=columns)
+    want = matching(iceberg_rows(tbl, sid), where)
+    if columns:
+        want = want.select(columns)
+    assert canonical(got) == canonical(want), (sid, where)
+    assert {f.path for f in res.files} <= _held(tbl, sid)
+    assert res.snapshot == {"table": "iceberg", "snapshot_id": sid}
+
+
+def test_the_index_records_its_snapshot(history):
+    _tbl, idx, rep, snaps = history
+    assert rep.snapshot == {"table": "iceberg", "snapshot_id": snaps[2]}
+    m = index.open(idx).manifest
+    assert m.snapshot == rep.snapshot
+    assert m.source["filesystem"] == "iceberg" and m.source["uri"] == "iceberg://hist/ns.events"
+
+
+def test_every_snapshot_reads_the_table_readers_rows(history):
+    tbl, idx, _, snaps = history
+    assert len(snaps) >= 6
+    for sid in snaps:
+        for where in STABLE:
+            _check(tbl, idx, sid, where, columns=["id", "grp", "part", "day"])
+
+
+def test_partition_values_prune_with_the_filters(history):
+    _tbl, idx, _, snaps = history
+    zi = index.open(idx)
+    res = zi.query("day = DATE '2026-05-02' AND part = 'a'", as_of=snaps[2])
+    assert res.files and {"partition values"} == {why for _, why in res.skipped}
+    assert res.skip_reasons == {"partition values": len(res.skipped)}
+    assert all("part=a" in f.path and "day=2026-05-02" in f.path for f in res.files)
+    zoned = zi.query("id = 3 AND part = 'a'", as_of=snaps[2])  # 3 % 3: 'a'
+    assert zoned.files and all(f.zones is not None for f in zoned.files)
+
+
+def test_schema_evolution_renamed_and_added_columns(history):
+    tbl, idx, _, snaps = history
+    latest = snaps[-1]
+    for where in ("label = 'k3'", "label = 'k3' AND part = 'd'", "extra = 5", "extra IS NULL"):
+        _check(tbl, idx, latest, where)
+    rep = index.refresh(idx)  # the renamed column is found by its field id
+    assert rep.failed == [] and rep.files_indexed > 0
+    zi = index.open(idx)
+    res = zi.query("label = 'k3'")
+    indexed = set(zi.fragments().column("path").to_pylist())
+    assert all(f.zones is not None for f in res.files if f.path in indexed)
+    _check(tbl, idx, latest, "label = 'k3'")
+    _check(tbl, idx, latest, "label IN ('k1', 'k30') OR extra = 7")
+
+
+def test_a_static_metadata_file(history, tmp_path):
+    tbl, _, _, snaps = history
+    idx = str(tmp_path / "static.idx")
+    rep = index.build(tbl.metadata_location, ["id"], idx, zone_rows=50)
+    assert rep.snapshot == {"table": "iceberg", "snapshot_id": snaps[-1]}
+    for where in ("id = 2005", "id IN (5, 1001)", "part = 'd'"):
+        got, _ = rows_via_index(idx, where)
+        assert canonical(got) == canonical(matching(iceberg_rows(tbl), where))
+
+
+def test_position_deletes_are_applied_and_zones_stay(tmp_path):
+    catalog = iceberg_catalog(tmp_path, "posdel")
+    data = pa.table({"id": np.arange(40, dtype=np.int64), "s": [f"v{i}" for i in range(40)]})
+    tbl = catalog.create_table("ns.t", schema=data.schema)
+    tbl.append(data)
+    idx = str(tmp_path / "t.idx")
+    index.build("iceberg://posdel/ns.t", ["id", "s"], idx, zone_rows=10)
+    path = next(iter(tbl.scan().plan_files())).file.file_path
+    rows = pa.table({"file_path": [path] * 3, "pos": [3, 7, 31]}, schema=POSITION_DELETE_SCHEMA)
+    commit_delete_file(tbl, "position", rows)
+    tbl = catalog.load_table("ns.t")
+    for where in ("id = 3", "id = 4", "id IN (7, 8, 31)", "s = 'v31'", "id IS NOT NULL"):
+        got, res = rows_via_index(idx, where)
+        assert canonical(got) == canonical(matching(iceberg_rows(tbl), where)), where
+    got, res = rows_via_index(idx, "id = 3")
+    assert got.num_rows == 0 and res.files and res.files[0].zones == [(0, 10)]  # AtMost
+
+
+def test_equality_deletes_are_refused_naming_the_table_and_file(tmp_path):
+    catalog = iceberg_catalog(tmp_path, "eqdel")
+    data = pa.table({"id": np.arange(20, dtype=np.int64)})
+    tbl = catalog.create_table("ns.t", schema=data.schema)
+    tbl.append(data)
+    idx = str(tmp_path / "t.idx")
+    index.build("iceberg://eqdel/ns.t", ["id"], idx, zone_rows=10)
+    eq = pa.table({"id": pa.array([5], pa.int64())})
+    eq = eq.cast(pa.schema([pa.field("id", pa.int64(), True, {"PARQUET:field_id": "1"})]))
+    where = commit_delete_file(tbl, "equality", eq, equality_ids=[1])
+    res = index.open(idx).query("id = 5")  # candidates stay a superset: answered
+    assert res.files
+    assert index.refresh(idx).failed == []
+    with pytest.raises(UnsupportedFileError) as e:
+        open_table("iceberg://eqdel/ns.t").read_tasks()
+    msg = str(e.value)
+    assert "iceberg://eqdel/ns.t" in msg and where in msg and "equality delete" in msg
+
+
+def test_errors_are_typed(history, tmp_path):
+    _, idx, _, _ = history
+    with pytest.raises(SourceError, match="no snapshot 42"):
+        index.open(idx).query("id = 1", as_of=42)
+    with pytest.raises(SourceError, match="cannot load"):
+        index.build("iceberg://hist/ns.nothing", ["id"], str(tmp_path / "x.idx"))
+    with pytest.raises(ValueError, match=r"NAMESPACE\.TABLE"):
+        index.build("iceberg://hist/nodots", ["id"], str(tmp_path / "y.idx"))
+
+
+def test_command_line_with_a_catalog_from_the_environment(history, tmp_path):
+    """A fresh process: the catalog comes from PYICEBERG_CATALOG__HIST__* (SqlCatalog
+    keys its tables by catalog name, so the name is the one the table was made in)."""
+    tbl, _, _, snaps = history
+    root = tbl.location().removeprefix("file://").split("/wh/")[0]
+    env = dict(os.environ)
+    env.update(
+        PYICEBERG_CATALOG__HIST__TYPE="sql",
+        PYICEBERG_CATALOG__HIST__URI=f"sqlite:///{root}/catalog.db",
+        PYICEBERG_CATALOG__HIST__WAREHOUSE=f"file://{root}/wh",
+        PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(index.__file__)), *sys.path]),
+    )
+    idx = str(tmp_path / "env.idx")
+    script = (  # one process, two commands: bloomskip's import and kernels load once
+        "import sys\nfrom bloomskip.cli import main\n"
+        f"main(['index', 'build', 'iceberg://hist/ns.events', {idx!r}, '-c', 'id', '--json'])\n"
+        f"sys.exit(main(['index', 'query', {idx!r}, 'id = 5', '--as-of', '{snaps[0]}', '--json']))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    built, got = (json.loads(part) for part in out.stdout.strip().split("\n", 1))
+    assert built["snapshot"]["snapshot_id"] == snaps[-1]
+    assert got["snapshot"] == {"table": "iceberg", "snapshot_id": snaps[0]}
+    assert {f["path"] for f in got["files"]} <= _held(tbl, snaps[0])
