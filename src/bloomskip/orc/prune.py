@@ -132,11 +132,9 @@ def prune(
     verdict = Pruner(len(groups), file.evidence).decide(bound)
     result = PruneResult(name, str(predicate))
     why = verdict.why or [""] * len(groups)
-    units = result.units
-    for number, (first, rows, may) in enumerate(
-        zip(groups.first_row, groups.num_rows, verdict.may.tolist(), strict=True)
-    ):
-        units.append(Unit(number, first, rows, bool(may), why[number] or ""))
+    rows = zip(groups.first_row, groups.num_rows, verdict.may.tolist(), strict=True)
+    for number, (first, n, may) in enumerate(rows):
+        result.units.append(Unit(number, first, n, bool(may), why[number] or ""))
     return result
 
 
@@ -249,11 +247,9 @@ class _FileContext:
         return h
 
     def bounds(self, units: np.ndarray, col: int) -> Bounds | None:
-        """The integer bounds of ``col`` in ``units`` as arrays (None where they do not
-        apply: then :meth:`range` answers unit by unit)."""
-        if "statistics" not in self.stages:
-            return None
-        return self._int_bounds.of(units, col, self.infos[col])
+        """Integer bounds of ``col`` in ``units`` as arrays (None: ask :meth:`range`)."""
+        used = "statistics" in self.stages
+        return self._int_bounds.of(units, col, self.infos[col]) if used else None
 
     # -- per unit ------------------------------------------------------------------
 
