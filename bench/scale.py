@@ -306,7 +306,7 @@ def synthesize(rows: int, data: Path, values: int = 20) -> tuple[Path, dict[str,
     import pyarrow.parquet as pq
 
     from bloomskip.hashing import hash_values
-    from bloomskip.index import LocalRunner, serving, store
+    from bloomskip.index import LocalRunner, partfile, serving, store
     from bloomskip.index import kernels as zk
     from bloomskip.index import segments as seg
     from bloomskip.index.layout import FRAGMENT_GROUP_ROWS, FRAGMENT_SCHEMA
@@ -368,14 +368,14 @@ def synthesize(rows: int, data: Path, values: int = 20) -> tuple[Path, dict[str,
         keys = (frag << np.uint64(40)) | np.tile(starts, fids.shape[0])
         rel = store.new_name(col.directory, ".blocks")
         data_bytes = words.view(np.uint8)
-        zone_class, classes, size = serving.write_part(
+        zone_class, classes, size = partfile.write_part(
             storage, rel, data_bytes, np.arange(n + 1, dtype=np.int64) * zone_bytes
         )
         ndv = np.tile(lengths, fids.shape[0])
         flags = np.full(n, serving.HAS_VALUE, np.uint8)
         parts.append(
             (
-                ColumnPart(None, serving.Part(rel, tuple(classes), size), frag, keys,
+                ColumnPart(None, partfile.Part(rel, tuple(classes), size), frag, keys,
                            np.tile(lengths, fids.shape[0]), flags, ndv, zone_class),
                 fids,
             )

@@ -11,6 +11,7 @@ traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -30,6 +31,7 @@ import pytest
 
 from bloomskip import index
 from bloomskip.cli import main
+from bloomskip.index import integrity, tables
 from bloomskip.parquet.write import add_bloom_filters
 
 DEEP = "(" * 3000 + "n = 1" + ")" * 3000
@@ -49,6 +51,7 @@ def world(tmp_path_factory) -> Iterator[dict[str, str]]:
     (d / "lake").mkdir()
     pq.write_table(t, d / "lake" / "p.parquet")
     index.build(d / "lake", ["id"], d / "idx", progress=False)
+    _damaged_indexes(d)
     os.mkfifo(d / "fifo")
     (d / "dir").mkdir()
     (d / "empty.parquet").write_bytes(b"")
@@ -76,6 +79,10 @@ def world(tmp_path_factory) -> Iterator[dict[str, str]]:
         "nodir": d / "no" / "such" / "dir.parquet",
         "newfile": d / "new.parquet",
         "newindex": d / "new.idx",
+        "damaged": d / "damaged.idx",
+        "linked": d / "linked.idx",
+        "forged": d / "forged.idx",
+        "tables": d / "tables.idx",
     }
     out = {k: str(v) for k, v in paths.items()}
     for kind in ("array", "types", "hex", "big", "bad"):
@@ -84,6 +91,29 @@ def world(tmp_path_factory) -> Iterator[dict[str, str]]:
     yield out
     sock.close()
     shutil.rmtree(root, ignore_errors=True)
+
+
+def _damaged_indexes(d: Path) -> None:
+    """Copies of the index: a slab zeroed, the manifest a link, a forged source, and the
+    fragment table replaced by another's bytes (issue 17: the index's own files are
+    untrusted too)."""
+    m = index.open(d / "idx").manifest
+    seg = m.columns["id"].segments[0]
+    for name in ("damaged", "linked", "forged", "tables"):
+        shutil.copytree(d / "idx", d / f"{name}.idx")
+    slab = d / "damaged.idx" / seg.slabs[0]
+    slab.write_bytes(bytes(slab.stat().st_size))
+    manifest = d / "linked.idx" / "_manifests" / "v00000000000000000001.json"
+    os.rename(manifest, d / "elsewhere.json")
+    os.symlink(d / "elsewhere.json", manifest)
+    forged = d / "forged.idx" / "_manifests" / "v00000000000000000001.json"
+    doc = json.loads(forged.read_text())
+    doc["source"]["paths"] = [True]
+    doc["checksum"] = integrity.json_checksum(doc)
+    forged.write_text(json.dumps(doc))
+    table = d / "tables.idx" / m.fragments  # another table's bytes (checksums its own)
+    other = tables.encode(pq.read_table(table), "fragments/" + "0" * 32 + ".parquet")
+    table.write_bytes(other.to_pybytes())
 
 
 def _argv(template: tuple[str, ...], world: dict[str, str]) -> list[str]:
@@ -252,7 +282,7 @@ REFUSED: list[tuple[str, tuple[str, ...], str]] = [
     ("build-source-missing", ("index", "build", "{missing}", "{newindex}", "-c", "id"), "missing"),
     ("build-source-socket", ("index", "build", "{sock}", "{newindex}", "-c", "id"), "socket"),
     ("build-index-file", ("index", "build", "{lake}", "{parquet}", "-c", "id"), "a file"),
-    ("build-index-uri", ("index", "build", "{lake}", "s3://b/x", "-c", "id"), "local"),
+    ("build-index-uri", ("index", "build", "{lake}", "ftp://b/x", "-c", "id"), "not a store"),
     ("build-empty-dir", ("index", "build", "{dir}", "{newindex}", "-c", "id"), "no readable"),
     ("build-fpp-tiny", (*BUILD, "--fpp", "1e-300"), "fpp"),
     ("build-fpp-one", (*BUILD, "--fpp", "1"), "fpp"),
@@ -296,6 +326,20 @@ REFUSED: list[tuple[str, tuple[str, ...], str]] = [
     ("vacuum-keep-neg", ("index", "vacuum", "{index}", "--keep", "-1"), "version count"),
     ("vacuum-keep-text", ("index", "vacuum", "{index}", "--keep", "five"), "version count"),
     ("build-zone-rows-text", (*BUILD, "--zone-rows", "lots"), "zone row count"),
+    # an index whose own files are damaged or forged (issue 17)
+    ("query-damaged-slab", ("index", "query", "{damaged}", "id = 'u1'"), "checksum"),
+    (
+        "query-damaged-lean",
+        ("index", "query", "{damaged}", "id = 'u1'", "--no-source-check"),
+        "checksum",
+    ),
+    ("query-linked-manifest", ("index", "query", "{linked}", "id = 'u1'"), "not a regular"),
+    ("status-linked-manifest", ("index", "status", "{linked}"), "not a regular file"),
+    ("refresh-linked-manifest", ("index", "refresh", "{linked}"), "not a regular file"),
+    ("vacuum-linked-manifest", ("index", "vacuum", "{linked}", "--keep", "1"), "not a regular"),
+    ("query-forged-source", ("index", "query", "{forged}", "id = 'u1'"), "source is malformed"),
+    ("refresh-forged-source", ("index", "refresh", "{forged}"), "source is malformed"),
+    ("status-damaged-table", ("index", "status", "{tables}"), "fails its checksum"),
     ("index-action", ("index", "drop", "{index}"), "invalid choice"),
     # demo: refused before any lake is generated or Spark started
     ("demo-files-0", ("demo", "--files", "0"), "file count"),

@@ -315,6 +315,79 @@ def test_unreadable_file_is_reported_and_always_a_candidate(lake, tmp_path):
     ]
 
 
+def test_an_index_kept_inside_the_lake_is_not_its_data(lake, tmp_path):
+    """Found (issue 17 probe): an index inside the lake made every other index of that
+    lake take its schema from the index's fragment table ("no column 'k'; columns are:
+    fragment_id, path, ...") and list its tables as data files never indexed."""
+    index.build(lake, ["uid"], tmp_path / "outer", zone_rows=1000)
+    index.build(lake, ["uid"], lake / "sub" / "inner.idx", zone_rows=1000)
+    rep = index.build(lake, ["k"], tmp_path / "other", zone_rows=1000)
+    assert rep.files_indexed == 4 and not rep.failed
+    res = index.open(tmp_path / "outer").query("uid = 'u-1-5'")
+    assert res.paths == [str(lake / "part-1.parquet")]
+    assert index.refresh(tmp_path / "outer").files_indexed == 0
+    with pytest.raises(SourceError, match="is a bloomskip zone index, not a lake"):
+        index.build(lake / "sub" / "inner.idx", ["fragment_id"], tmp_path / "of-an-index")
+
+
+def test_symbolic_link_loops_in_the_lake_are_listed_once(lake, tmp_path):
+    """Found (issue 17 probe): two links to the lake's own directory made the listing
+    (pyarrow's, which follows links) grow as 2**40 paths - build, query and refresh hung.
+    Links are still followed, each directory once."""
+    import signal
+
+    os.symlink(".", lake / "again")
+    os.symlink(str(lake), lake / "back")
+    (tmp_path / "elsewhere").mkdir()
+    pq.write_table(_table(7), tmp_path / "elsewhere" / "linked.parquet")
+    os.symlink(tmp_path / "elsewhere", lake / "linked-dir")
+
+    def hung(signum, frame):
+        raise TimeoutError("the listing did not finish")
+
+    signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        rep = index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000)
+        res = index.open(tmp_path / "idx").query("uid = 'u-7-5'")
+        again = index.refresh(tmp_path / "idx")
+    finally:
+        signal.alarm(0)
+    assert rep.files_indexed == 5 and not rep.failed
+    assert res.paths == [str(lake / "linked-dir" / "linked.parquet")]
+    assert again.files_indexed == 0 and again.files_unchanged == 5
+
+
+def test_files_whose_names_are_not_utf8_are_listed_as_not_indexed(lake, tmp_path, capsys):
+    """One such file used to fail a whole build (pyarrow cannot decode its name): now it is
+    listed as not indexed, with the reason, and every query reads it in full."""
+    from bloomskip.cli import main
+
+    (lake / "part-0.parquet").rename(lake / "moved.parquet")
+    bad = os.fsencode(str(lake)) + b"/\xff\xfe-part.parquet"
+    inner = os.fsencode(str(lake)) + b"/d\xe9j\xe0"  # a directory name in Latin-1
+    os.mkdir(inner)
+    for name in (bad, inner + b"/x.parquet"):
+        with open(name, "wb") as fh:
+            fh.write((lake / "moved.parquet").read_bytes())
+    names = sorted(os.fsdecode(n) for n in (bad, inner + b"/x.parquet"))
+    rep = index.build(lake, ["k"], tmp_path / "idx", zone_rows=1000)
+    assert rep.files_indexed == 4 and sorted(p for p, _ in rep.failed) == names
+    assert all("not UTF-8" in why for _, why in rep.failed)
+    ix = index.open(tmp_path / "idx")
+    k = _table(0).column("k")[5].as_py()
+    res = ix.query(f"k = {k}")
+    assert set(res.paths) == {str(lake / "moved.parquet"), *names}
+    assert [f.reason for f in res.files if f.path in names] == ["not indexed"] * 2
+    assert sorted(ix.status()["unindexed_files"]) == names
+    again = index.refresh(tmp_path / "idx")
+    assert again.files_unchanged == 4 and sorted(p for p, _ in again.failed) == names
+    assert main(["index", "status", str(tmp_path / "idx")]) == 0
+    assert main(["index", "query", str(tmp_path / "idx"), f"k = {k}", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert sorted(f["path"] for f in out["files"] if f["reason"] == "not indexed") == names
+
+
 def test_orc_sources_and_mixed_types(tmp_path):
     d = tmp_path / "lake"
     d.mkdir()
@@ -418,6 +491,7 @@ def _as_format_1(root, column: str) -> str:
     name = root / store.manifest_name(1)
     doc = json.loads(name.read_text())
     doc["format_version"] = 1
+    del doc["checksum"]  # format 1 manifests had none
     for key in ("dropped", "num_files", "num_rows"):
         doc.pop(key, None)
     segs = doc["columns"][column]["segments"]
@@ -475,8 +549,8 @@ def test_another_engine_running_the_tasks_gives_the_same_zones(lake, tmp_path):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from bloomskip.index.build import LocalRunner
     from bloomskip.index.parts import run_task
+    from bloomskip.index.runner import LocalRunner
 
     class InProcesses(LocalRunner):
         def index(self, storage, source, tasks, columns, zoning):

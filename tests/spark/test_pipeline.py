@@ -169,10 +169,13 @@ def test_adding_a_column_on_spark(spark, lake, tmp_path):
 
 def test_unreadable_file_is_reported_and_stays_a_candidate(spark, lake, tmp_path):
     (lake / "broken.parquet").write_bytes(b"PAR1" + b"\0" * 100)
+    bad = os.fsdecode(os.fsencode(str(lake)) + b"/\xff-not-utf8.parquet")  # pyarrow: no name
+    with open(bad, "wb") as fh, open(lake / "part-00.parquet", "rb") as src:
+        fh.write(src.read())
     rep = build_index(spark, lake, ["k"], tmp_path / "s", zone_rows=256)
-    assert [p for p, _ in rep.failed] == [str(lake / "broken.parquet")]
+    assert sorted(p for p, _ in rep.failed) == sorted([str(lake / "broken.parquet"), bad])
     res = index.open(tmp_path / "s").query("k = -5")
-    assert res.paths == [str(lake / "broken.parquet")]
+    assert res.paths == sorted([str(lake / "broken.parquet"), bad])
 
 
 def test_a_job_that_fails_for_good_commits_nothing(spark, lake, tmp_path):

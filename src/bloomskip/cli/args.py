@@ -503,10 +503,11 @@ def index_dir(text: str) -> str:
 
 
 def new_index_dir(text: str) -> str:
-    """Where ``index build`` writes: a missing path or a directory, never a file."""
+    """Where ``index build`` writes: a missing path or a directory, never a file; or an
+    object store prefix (``s3://``, ``gs://``, ``az://``: the library checks the scheme)."""
+    if _is_uri(text) and not text.startswith("file://"):
+        return text
     path = _local(text)
-    if _is_uri(text):
-        raise Bad(f"{text}: an index lives in a local or mounted directory")
     if os.path.lexists(path):
         _require(path, stat.S_ISDIR, ": an index is a directory")
     return text

@@ -21,9 +21,10 @@ An index lives in a local directory or under an object-store prefix (``s3://``,
 import os
 
 from bloomskip.index import store as _store
-from bloomskip.index.build import BuildReport, LocalRunner, Runner, build, refresh
+from bloomskip.index.build import BuildReport, build, refresh
 from bloomskip.index.layout import DEFAULT_FPP, DEFAULT_ZONE_ROWS, ColumnIndex, Manifest, Zoning
 from bloomskip.index.query import FileCandidate, QueryResult, ZoneIndex, open_index
+from bloomskip.index.runner import LocalRunner, Runner
 from bloomskip.index.storage import open_storage
 from bloomskip.index.zones import FileZones, index_file
 

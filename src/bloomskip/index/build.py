@@ -28,10 +28,10 @@ import contextlib
 import math
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -45,7 +45,7 @@ from bloomskip.errors import (
 )
 from bloomskip.hashing.arrow import Encoding, parquet_spec
 from bloomskip.index import segments as seg
-from bloomskip.index import serving, store
+from bloomskip.index import store
 from bloomskip.index.layout import (
     DEFAULT_FPP,
     DEFAULT_ZONE_ROWS,
@@ -59,9 +59,9 @@ from bloomskip.index.layout import (
     column_directory,
     snapshot_text,
 )
-from bloomskip.index.parts import ColumnPart, TaskResult, run_task
+from bloomskip.index.parts import ColumnPart, TaskResult
+from bloomskip.index.runner import LocalRunner, Runner
 from bloomskip.index.storage import Storage, open_storage
-from bloomskip.progress import bar as progress_bar
 from bloomskip.sources import Source, SourceFile, from_json, resolve
 from bloomskip.sources.base import unchanged
 
@@ -73,80 +73,6 @@ MAX_DROPPED_SHARE = 0.25
 COMMIT_RETRIES = 5
 #: A task reads about this many bytes of files (several small files share one task).
 TASK_BYTES = 128 << 20
-#: The local engine makes at least this many tasks per thread, so threads stay busy.
-TASKS_PER_THREAD = 3
-
-Task = list[tuple[SourceFile, int]]  # files and the fragment id each gets
-
-
-class Runner(Protocol):
-    """An engine that runs indexing tasks and writes slabs: a thread pool, or Spark."""
-
-    def index(
-        self,
-        storage: Storage,
-        source: Source,
-        tasks: list[Task],
-        columns: list[ColumnIndex],
-        zoning: Zoning,
-    ) -> Iterator[TaskResult]: ...
-
-    def slabs(self, storage: Storage, jobs: list[serving.SlabJob]) -> list[np.ndarray]:
-        """Run :func:`~.serving.build_slab` for every job; what each returned, in order."""
-        ...
-
-    def parallelism(self) -> int:
-        """How many threads the committing process may use for its own work."""
-        ...
-
-    def min_tasks(self) -> int:
-        """At least how many tasks to cut the files into (at most one per file)."""
-        ...
-
-
-class LocalRunner:
-    """Tasks and slabs on a thread pool in this process."""
-
-    def __init__(self, threads: int | None = None, progress: bool | None = None) -> None:
-        if threads is not None and (isinstance(threads, bool) or threads < 1):
-            raise InvalidParameterError(f"threads must be a positive count, got {threads!r}")
-        self.threads = threads or min(32, os.cpu_count() or 1)
-        self.progress = progress
-
-    def parallelism(self) -> int:
-        return self.threads
-
-    def min_tasks(self) -> int:
-        return TASKS_PER_THREAD * self.threads
-
-    def _show(self) -> bool:
-        import sys
-
-        return sys.stderr.isatty() if self.progress is None else self.progress
-
-    def index(self, storage, source, tasks, columns, zoning) -> Iterator[TaskResult]:
-        files = sum(len(t) for t in tasks)
-        with (
-            ThreadPoolExecutor(max_workers=self.threads) as pool,
-            progress_bar(files, "indexing", "file", show=self._show()) as bar,
-        ):
-            futures = [pool.submit(run_task, storage, source, t, columns, zoning) for t in tasks]
-            try:
-                for fut, task in zip(futures, tasks, strict=True):
-                    yield fut.result()
-                    bar.update(len(task))
-            finally:
-                for fut in futures:  # an error or Ctrl-C: do not wait for queued tasks
-                    fut.cancel()
-
-    def slabs(self, storage, jobs) -> list[np.ndarray]:
-        with ThreadPoolExecutor(max_workers=self.threads) as pool:
-            futures = [pool.submit(serving.build_slab, storage, job) for job in jobs]
-            try:
-                return [fut.result() for fut in futures]
-            finally:
-                for fut in futures:
-                    fut.cancel()
 
 
 @dataclass

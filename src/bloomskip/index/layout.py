@@ -317,6 +317,19 @@ class ColumnIndex:
                 raise CorruptFileError(
                     f"{label}: a segment of {d['name']} lies outside {directory}"
                 )
+        fpp = d["fpp"]
+        if isinstance(fpp, bool) or not isinstance(fpp, int | float) or not 0.0 < fpp < 1.0:
+            raise CorruptFileError(f"{label}: fpp {fpp!r} of {d['name']!r} is not a probability")
+        for key, ok in (
+            ("name", isinstance(d["name"], str)),
+            ("hash", isinstance(d["hash"], str)),
+            ("seed", isinstance(d["seed"], int) and not isinstance(d["seed"], bool)),
+            ("file_filters", isinstance(d["file_filters"], int)),  # bool is an int
+        ):
+            if not ok:
+                raise CorruptFileError(f"{label}: {key} {d[key]!r} is not of its type")
+        if d["sizing"] not in SIZINGS:
+            raise CorruptFileError(f"{label}: sizing {d['sizing']!r} is not one of {SIZINGS}")
         return cls(
             name=d["name"],
             directory=directory,
@@ -326,7 +339,7 @@ class ColumnIndex:
             hash=d["hash"],
             seed=d["seed"],
             sizing=d["sizing"],
-            fpp=float(d["fpp"]),
+            fpp=float(fpp),
             file_filters=bool(d["file_filters"]),
             segments=segments,
             failed=tuple(_count(v, label) for v in d.get("failed", [])),
@@ -462,7 +475,10 @@ IDENTITY_KEYS = (
 def check_zone_table(table: pa.Table, col: ColumnIndex, zoning: Zoning, label: str) -> None:
     """Refuse a zone table whose own metadata says it holds another column, another type
     or another hash than the manifest says (a table swapped, or a manifest edited)."""
-    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+    meta = {
+        k.decode(errors="replace"): v.decode(errors="replace")
+        for k, v in (table.schema.metadata or {}).items()
+    }
     want = zone_metadata(col, zoning)
     for key in IDENTITY_KEYS:
         if meta.get(key) != want[key]:

@@ -4,7 +4,7 @@ index's fragment table, and a table's columns as they are in that snapshot.
 
 * a file the index holds unchanged (same size and modification time or ETag,
   :func:`bloomskip.sources.base.unchanged`) is decided by the index
-  (:func:`bloomskip.index.query.decide`);
+  (:func:`bloomskip.index.decide.decide`);
 * a file the index does not hold, or holds changed, is a candidate in full - unless a
   table's partition values rule it out (:mod:`.known`: one predicate tree, the same
   rules as for indexed files);

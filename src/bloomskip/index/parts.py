@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from bloomskip.index import serving, store
+from bloomskip.index import partfile, serving, store
 from bloomskip.index.layout import ColumnIndex, Zoning, zone_metadata
 from bloomskip.index.storage import Storage
 from bloomskip.index.zones import FileZones, index_file
@@ -69,7 +69,7 @@ class ColumnPart:
     @property
     def names(self) -> list[str]:
         """What the task wrote (an older segment's slabs are not the task's)."""
-        part = self.blocks.rel if isinstance(self.blocks, serving.Part) else None
+        part = self.blocks.rel if isinstance(self.blocks, partfile.Part) else None
         return [n for n in (self.files, part) if n]
 
 
@@ -141,8 +141,8 @@ def _write_column(
         sizes = np.concatenate([np.diff(cz.offsets) for _, _, cz in zones])
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         rel = store.new_name(col.directory, ".blocks")
-        zone_class, classes, size = serving.write_part(storage, rel, data, offsets)
-        part.blocks = serving.Part(rel, tuple(classes), size)
+        zone_class, classes, size = partfile.write_part(storage, rel, data, offsets)
+        part.blocks = partfile.Part(rel, tuple(classes), size)
         part.zone_class = zone_class
     if col.file_filters:
         ft = [fz.file_table(col.name, fid) for fz, fid, _ in ok]

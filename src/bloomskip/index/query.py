@@ -29,6 +29,9 @@ candidates in full; files removed since are not listed, so never returned. A tab
 travel - and its partition values are evidence too (:mod:`.known`), decided in the same
 tree. A column that could not be indexed for a file (its values did not convert) leaves
 that file a candidate for that column.
+
+The deciding is :mod:`.decide`'s, the answer's shape :mod:`.results`'; this module opens
+an index and runs a lookup end to end.
 """
 
 from __future__ import annotations
@@ -36,23 +39,19 @@ from __future__ import annotations
 import bisect
 import os
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from functools import partialmethod
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bloomskip._json import attributes
 from bloomskip.errors import CorruptFileError, InvalidParameterError
-from bloomskip.expr.bind import Column, bind, referenced
-from bloomskip.expr.expressions import BoundReference, Expression
+from bloomskip.expr.bind import Column, bind
+from bloomskip.expr.expressions import Expression
 from bloomskip.index import serving, store
-from bloomskip.index.evidence import Universe, column_evidence
+from bloomskip.index.decide import Decided, decide, evaluate
 from bloomskip.index.known import KnownValues
-from bloomskip.index.known import prune as prune_known
 from bloomskip.index.layout import (
     FRAGMENT_SCHEMA,
     ZONE_SCHEMA,
@@ -60,127 +59,16 @@ from bloomskip.index.layout import (
     Manifest,
     Segment,
     check_zone_table,
-    snapshot_text,
     zone_metadata,
 )
 from bloomskip.index.listing import compare
+from bloomskip.index.results import FileCandidate, QueryResult
 from bloomskip.index.storage import Storage, open_storage
-from bloomskip.index.zonedata import KEY_SHIFT, ColumnData, load_column
-from bloomskip.prune.engine import Pruner
-from bloomskip.prune.evidence import ColumnEvidence, Proof
+from bloomskip.index.zonedata import ColumnData, load_column
 from bloomskip.sources import Source, SourceFile, from_json
 
 #: Default limit on the compounded false-positive rate of an IN list.
 MAX_IN_FPP = 0.5
-
-
-@dataclass(frozen=True)
-class FileCandidate:
-    """A file that may hold matching rows; ``zones`` None means the whole file."""
-
-    path: str
-    reason: str
-    num_rows: int | None = None
-    zones: list[tuple[int, int]] | None = None  # (zone_start, zone_length) row ranges
-    fragment_id: int | None = None
-
-    @property
-    def rows(self) -> int | None:
-        if self.zones is None:
-            return self.num_rows
-        return sum(n for _, n in self.zones)
-
-    #: Its JSON, in the key order ``index query --json`` has always printed.
-    to_json = partialmethod(attributes, "path reason fragment_id num_rows zones")
-
-
-@dataclass
-class QueryResult:
-    """Candidate files and zones for one predicate."""
-
-    index: str
-    version: int
-    predicate: str
-    files: list[FileCandidate] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why), when named
-    skip_reasons: dict[str, int] = field(default_factory=dict)  # why -> files ruled out
-    files_total: int = 0
-    zones_total: int = 0
-    zones_candidate: int = 0
-    rows_total: int = 0
-    notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    sizes: dict[str, int] = field(default_factory=dict)  # path -> bytes, as listed
-    total_bytes: int | None = None  # the lake's bytes when not every size is known
-    #: The table snapshot the answer is for (a table source, the source checked).
-    snapshot: dict[str, Any] | None = None
-
-    @property
-    def paths(self) -> list[str]:
-        return [f.path for f in self.files]
-
-    @property
-    def rows_candidate(self) -> int:
-        return sum(f.rows or 0 for f in self.files)
-
-    @property
-    def bytes_total(self) -> int:
-        return self.total_bytes if self.total_bytes is not None else sum(self.sizes.values())
-
-    @property
-    def files_skipped(self) -> int:
-        """Files ruled out (empty files among them)."""
-        empty = sum(1 for _, why in self.skipped if why == "empty file")
-        return sum(self.skip_reasons.values()) + empty
-
-    @property
-    def bytes_candidate(self) -> int:
-        """Bytes of the candidate files (all of each: zones are row ranges, not bytes)."""
-        return sum(self.sizes.get(f.path, 0) for f in self.files)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "version": self.version,
-            "predicate": self.predicate,
-            "files_total": self.files_total,
-            "files_candidate": len(self.files),
-            "zones_total": self.zones_total,
-            "zones_candidate": self.zones_candidate,
-            "rows_total": self.rows_total,
-            "rows_candidate": self.rows_candidate,
-            "bytes_total": self.bytes_total,
-            "bytes_candidate": self.bytes_candidate,
-            "notes": self.notes,
-            "seconds": round(self.seconds, 6),
-            "files": [f.to_json() for f in self.files],
-            "skip_reasons": self.skip_reasons,
-            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
-        } | ({} if self.snapshot is None else {"snapshot": self.snapshot})
-
-    # -- text: what ``bloomskip index query`` prints ----------------------------------
-
-    def to_text(self) -> str:
-        """Each candidate file with its row ranges (or whole file) and why; notes; totals."""
-        at = "" if self.snapshot is None else f", table {snapshot_text(self.snapshot)}"
-        lines = [f"{self.index} (version {self.version}{at}): WHERE {self.predicate}"]
-        fragments = self.files and self.files[0].path.startswith("fragment:")
-        for f in self.files:
-            zones = (
-                "whole file"
-                if f.zones is None
-                else ", ".join(f"rows {s:,}+{n:,}" for s, n in f.zones[:4])
-                + (f", ... ({len(f.zones)} zones)" if len(f.zones) > 4 else "")
-            )
-            lines.append(f"  {f.path}: {zones} ({f.reason})")
-        lines += [f"  note: {n}" for n in self.notes]
-        lines.append(
-            f"{len(self.files)} of {self.files_total} {'fragments' if fragments else 'files'}, "
-            f"{self.zones_candidate:,} of {self.zones_total:,} zones may match; "
-            f"{self.rows_candidate:,} of {self.rows_total:,} rows to read "
-            f"({self.seconds * 1000:.1f} ms)"
-        )
-        return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- the index
@@ -450,234 +338,6 @@ class ZoneIndex:
         from bloomskip.index.status import status_text
 
         return status_text(st)
-
-
-def _sorted_unique(a: np.ndarray) -> np.ndarray:
-    """``np.unique`` by a sort and a neighbour test (its hash table is ~20x slower on
-    sorted runs of uint64 keys)."""
-    a = np.sort(a)
-    first = np.ones(a.shape[0], dtype=np.bool_)  # also right for an empty array
-    first[1:] = a[1:] != a[:-1]
-    return a[first]
-
-
-def _own_universe(data: ColumnData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The files, zone keys and each zone's file position of one column's zones, made
-    once per loaded column (a warm lookup does not redo them)."""
-    if data.universe is None:
-        fragment = data.key >> KEY_SHIFT  # sorted, as the keys are
-        first = np.ones(fragment.shape[0], dtype=np.bool_)
-        first[1:] = fragment[1:] != fragment[:-1]
-        data.universe = (fragment[first], data.key, np.cumsum(first, dtype=np.int64) - 1)
-    return data.universe
-
-
-@dataclass
-class Decided:
-    """Per candidate file (fragment id): its candidate zones (None: the whole file) and
-    why; the files ruled out, as arrays (a lookup over a large lake rules out most of its
-    files: no per-file Python object for them)."""
-
-    candidates: dict[int, tuple[list[tuple[int, int]] | None, str]] = field(default_factory=dict)
-    skipped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))  # fids
-    by_file_filter: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))
-    #: Ruled out by a table's partition values (None: none were used).
-    by_partition: np.ndarray | None = None
-    zones_total: int = 0
-    zones_candidate: int = 0
-
-    def _why(self) -> np.ndarray:
-        """Per ruled-out file: 0 every zone ruled out, 1 file filter, 2 partition values."""
-        why = self.by_file_filter.astype(np.int8)
-        if self.by_partition is not None:
-            why[self.by_partition] = 2
-        return why
-
-    def reasons(self) -> dict[str, int]:
-        """How many files were ruled out, by reason."""
-        counts = np.bincount(self._why(), minlength=3)
-        return {_WHY[k]: int(v) for k, v in enumerate(counts) if v}
-
-    def skipped_items(self) -> dict[int, str]:
-        """Each ruled-out file and why (for callers that name them all)."""
-        return {
-            int(f): _WHY[w]
-            for f, w in zip(self.skipped.tolist(), self._why().tolist(), strict=True)
-        }
-
-
-_WHY = ("every zone ruled out", "file filter", "partition values")
-
-
-def decide(
-    bound: Expression,
-    fids: np.ndarray | None,
-    columns: dict[str, ColumnIndex],
-    load: Callable[[str], ColumnData],
-    max_in_fpp: float,
-    notes: list[str],
-    all_fids: Callable[[], np.ndarray] | None = None,
-    known: KnownValues | None = None,
-) -> Decided:
-    """Decide the files ``fids`` (sorted uint64) for ``bound`` with the pruning engine over
-    the files and the zones ``load(column)`` returns (``columns`` says how each column is
-    hashed). ``fids`` None: every file the index holds - those with zones of a referenced
-    column, those that column could not be indexed for, and (``all_fids``) every file
-    when the predicate uses no indexed column. ``known``: per file of ``fids`` (in that
-    order), the values of a table's partition columns, decided in the same tree."""
-    out = Decided()
-    cols = [r.name for r in referenced(bound) if r.name in columns]
-    partitions = known is not None and fids is not None and known.uses(bound)
-    if not cols:
-        everything = fids if fids is not None else (all_fids() if all_fids else np.zeros(0))
-        may = np.ones(everything.shape[0], np.bool_)
-        if partitions:
-            n = everything.shape[0]
-            may = prune_known(bound, known, n, np.arange(n), notes=notes)
-        out.skipped = everything[~may].astype(np.uint64)
-        out.by_file_filter = np.zeros(out.skipped.shape[0], np.bool_)
-        out.by_partition = np.ones(out.skipped.shape[0], np.bool_)
-        for fid in everything[may].tolist():
-            out.candidates[int(fid)] = (None, "the predicate uses no indexed column")
-        if not partitions:
-            notes.append(
-                f"{bound}: nothing the index answers (=, IN and IS [NOT] NULL on "
-                f"{', '.join(columns)})"
-            )
-        return out
-    data = {c: load(c) for c in cols}
-    only = data[cols[0]] if len(cols) == 1 and not columns[cols[0]].failed else None
-    if fids is None and only is not None:  # one column's zones are the universe
-        fids, keys, zfile = _own_universe(only)
-    else:
-        if fids is None:  # every file the index holds for these columns
-            parts = [d.fragment for d in data.values()]
-            parts += [np.array(columns[c].failed, dtype=np.uint64) for c in cols]
-            fids = _sorted_unique(np.concatenate(parts))
-        # The zone universe: every zone any referenced column holds for these files.
-        if len(data) == 1:
-            keys = next(iter(data.values())).key  # sorted and unique already
-        else:
-            keys = _sorted_unique(np.concatenate([d.key for d in data.values()]))
-        keys = keys[np.isin(keys >> KEY_SHIFT, fids)]
-        zfile = np.searchsorted(fids, keys >> KEY_SHIFT).astype(np.int64)
-    universe = Universe(fids, keys, zfile, max_in_fpp, notes)
-    evidence = {c: column_evidence(columns[c], data[c], universe) for c in cols}
-    rules = _IndexRules(columns, universe)
-
-    nfiles = fids.shape[0]
-
-    def files_of(ref: BoundReference) -> ColumnEvidence:
-        if ref.name in evidence:
-            return evidence[ref.name][0]
-        if partitions and ref.name in known:
-            return known.evidence(ref.name, np.arange(nfiles))
-        return rules.unindexed(ref)
-
-    def zones_of(ref: BoundReference) -> ColumnEvidence:
-        if ref.name in evidence:
-            return evidence[ref.name][1]
-        if partitions and ref.name in known:
-            return known.evidence(ref.name, zfile)
-        return rules.unindexed(ref)
-
-    file_may = Pruner(nfiles, files_of, reasons=False, notes=notes).decide(bound).may
-    zone_may = Pruner(keys.shape[0], zones_of, reasons=False, notes=notes).decide(bound).may
-    part_may = (
-        prune_known(bound, known, nfiles, np.arange(nfiles)) if partitions else None
-    )  # why a file is ruled out: its partition values alone
-    out.zones_total = int(keys.shape[0])
-    out.zones_candidate = int(zone_may.sum())
-    # Per file: its candidate zones. A file without zones in the universe is not indexed
-    # for any referenced column: a candidate in full (unless empty).
-    n = fids.shape[0]
-    zones_of_file = np.bincount(zfile, minlength=n)
-    hits = np.bincount(zfile[zone_may], minlength=n)
-    ruled_out = (zones_of_file > 0) & (hits == 0)
-    by_partition = np.zeros(n, np.bool_)
-    if part_may is not None:  # a file without zones is decided by its partition values
-        by_partition = ~part_may | ((zones_of_file == 0) & ~file_may)
-        ruled_out |= by_partition
-    out.skipped = fids[ruled_out]
-    out.by_partition = by_partition[ruled_out]
-    out.by_file_filter = ~file_may[ruled_out] & ~out.by_partition
-    first = np.searchsorted(zfile, np.arange(n), side="left")
-    for i in np.flatnonzero(~ruled_out).tolist():
-        fid = int(fids[i])
-        if zones_of_file[i] == 0:
-            out.candidates[fid] = (None, f"not indexed for {', '.join(cols)}")
-            continue
-        a, b = int(first[i]), int(first[i] + zones_of_file[i])
-        hit = np.flatnonzero(zone_may[a:b]) + a
-        out.candidates[fid] = (
-            _zone_ranges(keys[hit], hit, data, evidence),
-            f"{hit.size} of {b - a} zones may match",
-        )
-    return out
-
-
-def evaluate(
-    bound: Expression,
-    indexed: list[dict[str, Any]],
-    res: QueryResult,
-    max_in_fpp: float,
-    columns: dict[str, ColumnIndex],
-    load: Callable[[str], ColumnData],
-    uri_of: Callable[[str], str],
-) -> None:
-    """Fill ``res`` with the candidates among ``indexed`` (fragment rows: ``fragment_id``,
-    ``path``, ``num_rows``, sorted by ``fragment_id``) for ``bound`` (:func:`decide`).
-    Readers of other zone tables use it (:mod:`bloomskip.lance`), so every index
-    answers with the same rules."""
-    fids = np.array([r["fragment_id"] for r in indexed], dtype=np.uint64)
-    res.rows_total = sum(r["num_rows"] for r in indexed) + sum(f.num_rows or 0 for f in res.files)
-    decided = decide(bound, fids, columns, load, max_in_fpp, res.notes)
-    skipped = decided.skipped_items()
-    res.skip_reasons = decided.reasons()
-    for r in indexed:
-        fid, path = int(r["fragment_id"]), uri_of(r["path"])
-        if fid in skipped:
-            res.skipped.append((path, skipped[fid]))
-            continue
-        zones, why = decided.candidates[fid]
-        if zones is None and r["num_rows"] == 0:
-            res.skipped.append((path, "empty file"))
-            continue
-        res.files.append(FileCandidate(path, why, r["num_rows"], zones, fid))
-    res.zones_total, res.zones_candidate = decided.zones_total, decided.zones_candidate
-
-
-class _IndexRules:
-    """Notes for what the index does not answer: a column it does not index."""
-
-    def __init__(self, columns: dict[str, ColumnIndex], universe: Universe) -> None:
-        self.columns, self.universe = columns, universe
-
-    def unindexed(self, ref: BoundReference) -> ColumnEvidence:
-        self.universe.note(f"{ref.name} is not indexed: conditions on it may match")
-        return _Unindexed(ref.name)
-
-
-class _Unindexed(ColumnEvidence):
-    """A column the index does not hold: every unit may match every condition."""
-
-    def blocked(self, units: np.ndarray) -> Proof:
-        return Proof(np.ones(units.shape[0], np.bool_), f"{self.name} is not indexed")
-
-
-def _zone_ranges(
-    keys: np.ndarray, hit: np.ndarray, data: dict[str, ColumnData], evidence: dict
-) -> list[tuple[int, int]]:
-    """(start, length) of candidate zones, lengths from any column holding each zone."""
-    starts = (keys & np.uint64((1 << 40) - 1)).astype(np.int64)
-    lengths = np.zeros(hit.shape[0], np.int64)
-    found = np.zeros(hit.shape[0], np.bool_)
-    for c, d in data.items():
-        rows = evidence[c][1].c.zrow[hit]
-        ok = (rows >= 0) & ~found
-        lengths[ok] = d.length[rows[ok]].astype(np.int64)
-        found |= ok
-    return [(int(s), int(n)) for s, n in zip(starts, lengths, strict=True)]
 
 
 def open_index(index_path: str | os.PathLike, *, version: int | None = None) -> ZoneIndex:

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bloomskip.errors import CorruptFileError
-from bloomskip.index import serving, store
+from bloomskip.index import partfile, serving, store
 from bloomskip.index.layout import ColumnIndex, Segment, Zoning, check_zone_table
 from bloomskip.index.parts import ColumnPart
 from bloomskip.index.storage import Storage
@@ -205,8 +205,8 @@ def repart(
         return part
     data, offsets = _bitsets(table.column("bloom_filter_data"))
     blocks_rel = store.new_name(col.directory, ".blocks")
-    zone_class, classes, size = serving.write_part(storage, blocks_rel, data, offsets)
-    part.blocks = serving.Part(blocks_rel, tuple(classes), size)
+    zone_class, classes, size = partfile.write_part(storage, blocks_rel, data, offsets)
+    part.blocks = partfile.Part(blocks_rel, tuple(classes), size)
     part.zone_class = zone_class
     return part
 

@@ -12,9 +12,9 @@ Lance's zone table is a view of this layout (:meth:`bloomskip.index.ZoneIndex.zo
 
 Files, per indexed column and segment (names in :mod:`.layout`):
 
-* **parts** (``<uuid>.blocks``): what one indexing task wrote - its zones' filters,
-  block-major within each size class, uncompressed. Intermediate: the slabs are made
-  from them, then they are deleted.
+* **parts** (``<uuid>.blocks``, :mod:`.partfile`): what one indexing task wrote - its
+  zones' filters, block-major within each size class, uncompressed, a CRC-32 per block
+  row. Intermediate: the slabs are made from them, then they are deleted.
 * **slabs** (``<segment>.c<i>-<k>.slab``): block rows ``[k*s, (k+1)*s)`` of every zone of
   class ``i``, each row one *frame*: zstd-compressed, or stored as is when that is not
   smaller (a frame as long as its row is raw). Filters sized at Lance's defaults are
@@ -48,7 +48,6 @@ import numpy as np
 from bloomskip.errors import CorruptFileError
 from bloomskip.index.storage import Storage
 
-PART_MAGIC = b"BSKPART1"
 DIR_MAGIC = b"BSKDIR02"
 _HEAD = 8 + 4  # magic, header length
 MAX_HEADER = 1 << 20
@@ -106,54 +105,8 @@ def decode_row(frame: bytes, count: int, label: str) -> np.ndarray:
 # --------------------------------------------------------------------------- container
 
 
-def _pack(magic: bytes, header: dict[str, Any], sections: dict[str, np.ndarray]) -> bytes:
-    """``magic | u32 header length | header JSON | sections (8-byte aligned)``; the header
-    records each section's ``[offset, length]``."""
-    names = list(sections)
-    raw = {n: np.ascontiguousarray(sections[n]).view(np.uint8).reshape(-1) for n in names}
-    # The header holds the offsets, which depend on its own length: fix the width first.
-    header = dict(header, sections={n: [0, int(raw[n].size)] for n in names})
-    at = 0
-    for _ in range(3):
-        text = json.dumps(header, separators=(",", ":")).encode()
-        at = _align(_HEAD + len(text))
-        offsets = {}
-        for n in names:
-            offsets[n] = [at, int(raw[n].size)]
-            at = _align(at + raw[n].size)
-        header = dict(header, sections=offsets)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    if names and _align(_HEAD + len(text)) != header["sections"][names[0]][0]:
-        raise AssertionError("serving header did not settle")  # pragma: no cover
-    out = bytearray(at if names else _HEAD + len(text))
-    out[:8] = magic
-    out[8:12] = len(text).to_bytes(4, "little")
-    out[12 : 12 + len(text)] = text
-    for n in names:
-        off, length = header["sections"][n]
-        out[off : off + length] = raw[n].tobytes()
-    return bytes(out)
-
-
 def _align(n: int) -> int:
     return (n + 7) // 8 * 8
-
-
-def read_header(storage: Storage, rel: str, magic: bytes, size: int) -> tuple[dict, bytes]:
-    """The JSON header of a part, checked against the object's ``size``; also returns the
-    bytes read so far (the start of the sections, often all of them)."""
-    label = storage.label(rel)
-    first = min(size, 64 << 10)
-    try:
-        (head,) = storage.read_ranges(rel, [(0, first)])
-    except FileNotFoundError:
-        raise CorruptFileError(f"{label}: listed by the index manifest but missing") from None
-    if len(head) >= _HEAD and head[:8] == magic:
-        n = int.from_bytes(head[8:12], "little")
-        if n <= MAX_HEADER and _HEAD + n <= size and _HEAD + n > len(head):
-            (rest,) = storage.read_ranges(rel, [(len(head), _HEAD + n - len(head))])
-            head += rest
-    return parse_header(head, magic, size, label), head
 
 
 def parse_header(head: bytes, magic: bytes, size: int, label: str, body: int | None = None) -> dict:
@@ -230,72 +183,6 @@ class BlockSource(Protocol):
 
     def rows(self, storage: Storage, cls: int, b0: int, b1: int) -> np.ndarray:
         """Block rows ``[b0, b1)`` of class ``cls``: ``(b1 - b0, count, 32)`` bytes."""
-
-
-# -------------------------------------------------------------------------------- parts
-
-
-def write_part(
-    storage: Storage, rel: str, data: np.ndarray, offsets: np.ndarray
-) -> tuple[np.ndarray, list[tuple[int, int]], int]:
-    """Write the filters ``data[offsets[i]:offsets[i+1]]`` (bytes, back to back) as a part:
-    block-major per size class. Returns each zone's class (its position among the part's
-    classes, in order of first appearance; :data:`NO_CLASS` for a bitset that is not whole
-    blocks), the classes as ``(blocks, zones)``, and the part's size."""
-    sizes = np.diff(offsets)
-    classes: dict[int, list[int]] = {}
-    zone_class = np.full(sizes.shape[0], NO_CLASS, dtype=np.uint8)
-    for z, n in enumerate(sizes.tolist()):
-        blocks = n // 32
-        if n <= 0 or n % 32 or blocks > MAX_BLOCKS or blocks & (blocks - 1):
-            continue
-        if blocks not in classes and len(classes) == NO_CLASS - 1:
-            continue  # more sizes than a part can name: may match
-        members = classes.setdefault(blocks, [])
-        zone_class[z] = list(classes).index(blocks)
-        members.append(z)
-    sections = {}
-    for i, (blocks, members) in enumerate(classes.items()):
-        m = np.empty((blocks, len(members), 32), dtype=np.uint8)
-        for j, z in enumerate(members):
-            m[:, j, :] = data[offsets[z] : offsets[z + 1]].reshape(blocks, 32)
-        sections[f"c{i}"] = m
-    listed = [(b, len(ms)) for b, ms in classes.items()]
-    header = {
-        "zones": int(sizes.shape[0]),
-        "classes": [{"blocks": b, "count": n} for b, n in listed],
-    }
-    body = _pack(PART_MAGIC, header, sections)
-    storage.write(rel, body)
-    return zone_class, listed, len(body)
-
-
-@dataclass(frozen=True)
-class Part:
-    """A part as the committing process knows it: its name, and per class its block
-    count and zones (as its task reported them)."""
-
-    rel: str
-    classes: tuple[tuple[int, int], ...]  # (blocks, count) per class
-    size: int
-
-    def rows(self, storage: Storage, cls: int, b0: int, b1: int) -> np.ndarray:
-        header, _ = read_header(storage, self.rel, PART_MAGIC, self.size)
-        label = storage.label(self.rel)
-        zones = _int(header, "zones", label, 0, self.size)
-        classes = _classes(header, label, zones)
-        if [(c["blocks"], c["count"]) for c in classes] != list(self.classes):
-            raise CorruptFileError(f"{label}: its classes are not those its task reported")
-        blocks, count = self.classes[cls]
-        span = header["sections"].get(f"c{cls}")
-        if span is None or span[1] != blocks * count * 32:
-            raise CorruptFileError(f"{label}: class {cls} matrix has the wrong size")
-        start = span[0] + b0 * count * 32
-        length = (b1 - b0) * count * 32
-        (data,) = storage.read_ranges(self.rel, [(start, length)])
-        if len(data) != length:
-            raise CorruptFileError(f"{label}: file ends inside class {cls}")
-        return np.frombuffer(data, dtype=np.uint8).reshape(b1 - b0, count, 32)
 
 
 # ---------------------------------------------------------------------------- directory
@@ -656,7 +543,6 @@ __all__ = [
     "NO_CLASS",
     "BlockSource",
     "Directory",
-    "Part",
     "SegmentBlocks",
     "ServedFilters",
     "SlabJob",
@@ -668,5 +554,4 @@ __all__ = [
     "slab_blocks",
     "slab_name",
     "write_directory",
-    "write_part",
 ]

@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bloomskip.errors import CorruptFileError, SourceError
+from bloomskip.index import tables
 from bloomskip.objstore import SCHEMES, first_line, open_store
 
 #: What a relative name may look like: segments of safe characters, joined by "/".
@@ -102,8 +103,11 @@ class Storage(ABC):
         False if the name was taken (by another writer, or an earlier try of this one)."""
 
     @abstractmethod
-    def list(self, prefix: str = "") -> list[Entry]:
-        """Every object whose name starts with ``prefix`` (a directory: ``"columns/"``)."""
+    def list(self, prefix: str = "", *, strict: bool = False) -> list[Entry]:
+        """Every object whose name starts with ``prefix`` (a directory: ``"columns/"``).
+        Locally, symbolic links and other odd entries are never listed (nor followed);
+        ``strict`` refuses them instead, and a directory that cannot be read, with
+        CorruptFileError: a listing that must not miss anything (the versions) says so."""
 
     @abstractmethod
     def delete(self, rel: str) -> None:
@@ -120,36 +124,31 @@ class Storage(ABC):
     # -- Parquet tables ---------------------------------------------------------------
 
     def write_table(self, rel: str, table: pa.Table, **options) -> int:
-        """``table`` as Parquet (zstd) under the new name ``rel``; returns its size."""
-        sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression="zstd", **options)
-        buf = sink.getvalue()
+        """``table`` as Parquet (zstd) under the new name ``rel``, with a checksum per row
+        group (:mod:`.tables`); returns its size."""
+        buf = tables.encode(table, rel, **options)
         self.write(rel, memoryview(buf))
         return buf.size
 
     def read_table(self, rel: str, columns: list[str] | None = None) -> pa.Table:
-        """A whole Parquet table; CorruptFileError if it is missing or unreadable."""
+        """A whole Parquet table, its checksums and columns checked; CorruptFileError if
+        it is missing, unreadable or damaged."""
         try:
             data = self.read(rel)
         except FileNotFoundError:
             raise CorruptFileError(
                 f"{self.label(rel)}: listed by the index manifest but missing"
             ) from None
-        try:
-            return pq.read_table(pa.py_buffer(data), columns=columns)
-        except (OSError, pa.ArrowException) as e:
-            raise CorruptFileError(f"{self.label(rel)}: unreadable index table: {e}") from e
+        table = tables.decode(data, rel, self.label(rel))
+        return table.select(columns) if columns is not None else table
 
     def open_table(self, rel: str) -> pq.ParquetFile:
         """A Parquet table read lazily through ranged reads (its footer, then only the row
-        groups asked for)."""
+        groups asked for, each checked against its checksum)."""
         size = self.size(rel)
         if size is None:
             raise CorruptFileError(f"{self.label(rel)}: listed by the index manifest but missing")
-        try:
-            return pq.ParquetFile(RangeFile(self, rel, size))
-        except (OSError, pa.ArrowException) as e:
-            raise CorruptFileError(f"{self.label(rel)}: unreadable index table: {e}") from e
+        return tables.lazy(RangeFile(self, rel, size), rel, self.label(rel))
 
 
 class RangeFile(io.RawIOBase):
@@ -218,12 +217,34 @@ class LocalStorage(Storage):
                 raise CorruptFileError(f"{self.label(rel)}: is a symbolic link (refused)")
         return path
 
-    def read(self, rel: str) -> bytes:
-        path = self._path(rel)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    @contextlib.contextmanager
+    def _errors(self, rel: str, what: str):
+        """OS errors as one-line SourceErrors naming the object (a missing one stays a
+        FileNotFoundError: callers say what it means)."""
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise CorruptFileError(f"{self.label(rel)}: not a regular file")
+            yield
+        except (FileNotFoundError, CorruptFileError):
+            raise
+        except OSError as e:
+            raise SourceError(f"{self.label(rel)}: cannot {what}: {e.strerror or e}") from None
+
+    def _open(self, rel: str) -> int:
+        """A descriptor for reading ``rel``: never through a link, never blocking (a FIFO
+        in an index must not hang its reader), and only of a regular file."""
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(self._path(rel), flags)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise CorruptFileError(f"{self.label(rel)}: not a regular file")
+        return fd
+
+    def read(self, rel: str) -> bytes:
+        with self._errors(rel, "read"):
+            return self._read(rel)
+
+    def _read(self, rel: str) -> bytes:
+        fd = self._open(rel)
+        try:
             with os.fdopen(fd, "rb", closefd=False) as fh:
                 data = fh.read()
         finally:
@@ -232,12 +253,20 @@ class LocalStorage(Storage):
         return data
 
     def read_ranges(self, rel: str, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
-        path = self._path(rel)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with self._errors(rel, "read"):
+            return self._read_ranges(rel, ranges)
+
+    def _read_ranges(self, rel: str, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        fd = self._open(rel)
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise CorruptFileError(f"{self.label(rel)}: not a regular file")
-            out = [os.pread(fd, int(n), int(start)) for start, n in ranges]
+            size = os.fstat(fd).st_size
+            out = []
+            for start, n in ranges:
+                start, n = int(start), int(n)
+                if start < 0 or n < 0:
+                    raise CorruptFileError(f"{self.label(rel)}: a read at {start}+{n} (refused)")
+                # never more than the file holds: a damaged length must not allocate it
+                out.append(os.pread(fd, max(0, min(n, size - start)), start) if n else b"")
         finally:
             os.close(fd)
         self.bytes_read += sum(len(b) for b in out)
@@ -246,12 +275,17 @@ class LocalStorage(Storage):
 
     def size(self, rel: str) -> int | None:
         try:
-            st = os.lstat(self._path(rel))
+            with self._errors(rel, "stat"):
+                st = os.lstat(self._path(rel))
         except FileNotFoundError:
             return None
         return st.st_size if stat.S_ISREG(st.st_mode) else None
 
     def write(self, rel: str, data: bytes | memoryview) -> None:
+        with self._errors(rel, "write"):
+            self._write(rel, data)
+
+    def _write(self, rel: str, data: bytes | memoryview) -> None:
         path = self._path(rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         self._path(rel)  # again: the directories made must not lead elsewhere
@@ -268,6 +302,10 @@ class LocalStorage(Storage):
             raise
 
     def create(self, rel: str, data: bytes) -> bool:
+        with self._errors(rel, "create"):
+            return self._create(rel, data)
+
+    def _create(self, rel: str, data: bytes) -> bool:
         path = self._path(rel)
         directory = os.path.dirname(path)
         os.makedirs(directory, exist_ok=True)
@@ -288,7 +326,7 @@ class LocalStorage(Storage):
         _fsync_dir(directory)
         return True
 
-    def list(self, prefix: str = "") -> list[Entry]:
+    def list(self, prefix: str = "", *, strict: bool = False) -> list[Entry]:
         top = self.root
         if prefix:
             check_rel(prefix.rstrip("/"))
@@ -296,11 +334,20 @@ class LocalStorage(Storage):
             # The top itself must be a real directory under the root (not a link).
             try:
                 if not stat.S_ISDIR(os.lstat(top).st_mode):
+                    if strict:
+                        raise CorruptFileError(f"{top}: not a directory (refused)")
                     return []
             except FileNotFoundError:
                 return []
+
+        def unreadable(e: OSError) -> None:
+            if strict:
+                raise CorruptFileError(f"{e.filename}: cannot be listed: {e.strerror}")
+
         out = []
-        for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable, followlinks=False):
+            if strict and dirnames:
+                raise CorruptFileError(f"{os.path.join(dirpath, dirnames[0])}: unexpected here")
             for name in filenames:
                 full = os.path.join(dirpath, name)
                 try:
@@ -308,6 +355,8 @@ class LocalStorage(Storage):
                 except FileNotFoundError:
                     continue
                 if not stat.S_ISREG(st.st_mode):
+                    if strict:
+                        raise CorruptFileError(f"{full}: not a regular file (refused)")
                     continue  # symbolic links and anything odd: never ours
                 rel = os.path.relpath(full, self.root).replace(os.sep, "/")
                 if _REL.match(rel):
@@ -317,7 +366,7 @@ class LocalStorage(Storage):
 
     def delete(self, rel: str) -> None:
         path = self._path(rel)
-        with contextlib.suppress(FileNotFoundError):
+        with self._errors(rel, "delete"), contextlib.suppress(FileNotFoundError):
             if stat.S_ISREG(os.lstat(path).st_mode):
                 os.unlink(path)
 
@@ -369,14 +418,26 @@ class ObjectStorage(Storage):
         import obstore
 
         check_rel(rel)
-        if not ranges:
-            return []
-        starts = [int(s) for s, _ in ranges]
-        ends = [int(s) + int(n) for s, n in ranges]
-        got = self._call(
-            "read", rel, lambda: obstore.get_ranges(self._store, rel, starts=starts, ends=ends)
-        )
-        out = [bytes(b) for b in got]
+        asked = [(int(s), int(n)) for s, n in ranges]
+        if any(s < 0 or n < 0 for s, n in asked):
+            raise CorruptFileError(f"{self.label(rel)}: a read at a negative offset (refused)")
+        wanted = [(s, n) for s, n in asked if n]
+        if not wanted:
+            return [b"" for _ in asked]
+        starts = [s for s, _ in wanted]
+        ends = [s + n for s, n in wanted]
+        try:
+            got = self._call(
+                "read", rel, lambda: obstore.get_ranges(self._store, rel, starts=starts, ends=ends)
+            )
+        except SourceError as e:
+            if "416" not in str(e):
+                raise
+            raise CorruptFileError(  # a range starting past the end: the object is short
+                f"{self.label(rel)}: shorter than the index says (nothing at byte {max(starts)})"
+            ) from None
+        data = iter(bytes(b) for b in got)
+        out = [next(data) if n else b"" for _, n in asked]
         self.bytes_read += sum(len(b) for b in out)
         self.requests += 1
         return out
@@ -410,7 +471,7 @@ class ObjectStorage(Storage):
             raise SourceError(f"{self.label(rel)}: cannot create: {first_line(e)}") from None
         return True
 
-    def list(self, prefix: str = "") -> list[Entry]:
+    def list(self, prefix: str = "", *, strict: bool = False) -> list[Entry]:
         import obstore
 
         if prefix:

@@ -34,6 +34,7 @@ from bloomskip.errors import (
     IndexNotFoundError,
     InvalidParameterError,
 )
+from bloomskip.index import integrity
 from bloomskip.index.layout import (
     FORMAT,
     FORMAT_VERSION,
@@ -59,7 +60,7 @@ def versions(storage: Storage | str | os.PathLike) -> list[int]:
     """Committed versions, ascending."""
     storage = at(storage)
     out = []
-    for e in storage.list(MANIFESTS + "/"):
+    for e in storage.list(MANIFESTS + "/", strict=True):  # a version unseen is a version lost
         m = _MANIFEST_RE.match(e.rel[len(MANIFESTS) + 1 :])
         if m:
             out.append(int(m.group(1)))
@@ -125,6 +126,7 @@ def read_manifest(storage: Storage | str | os.PathLike, version: int | None = No
         raise CorruptFileError(f"{label}: manifest is not JSON: {e}") from e
     if not isinstance(data, dict):
         raise CorruptFileError(f"{label}: manifest is not a JSON object")
+    integrity.check_json(data, label)
     m = Manifest.from_json(data, label)
     if m.version != version:
         raise CorruptFileError(f"{label}: says version {m.version}")
@@ -136,7 +138,7 @@ def publish(storage: Storage | str | os.PathLike, manifest: Manifest) -> Manifes
     written, or raise :class:`CommitConflictError` if another writer took that version."""
     storage = at(storage)
     manifest = _stamped(manifest)
-    body = json.dumps(manifest.to_json(), indent=1, sort_keys=True).encode()
+    body = manifest_bytes(manifest)
     name = manifest_name(manifest.version)
     if storage.create(name, body):
         return manifest
@@ -148,6 +150,13 @@ def publish(storage: Storage | str | os.PathLike, manifest: Manifest) -> Manifes
     raise CommitConflictError(
         f"{storage.uri}: version {manifest.version} was committed by another writer"
     )
+
+
+def manifest_bytes(manifest: Manifest) -> bytes:
+    """The manifest as committed: JSON with its checksum (:mod:`.integrity`)."""
+    doc = manifest.to_json()
+    doc[integrity.MANIFEST_KEY] = integrity.json_checksum(doc)
+    return json.dumps(doc, indent=1, sort_keys=True).encode()
 
 
 def _stamped(m: Manifest) -> Manifest:
@@ -219,6 +228,7 @@ __all__ = [
     "claim",
     "inside",
     "is_index",
+    "manifest_bytes",
     "manifest_name",
     "new_name",
     "publish",

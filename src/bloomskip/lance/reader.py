@@ -16,7 +16,7 @@ Follows ``zone-index.md`` section 1 (Lance's bloom filter scalar index, pylance 
 * fragments the index does not cover (appended since, rewritten by compaction, or
   listed by a segment stored elsewhere) are always candidates, in full.
 
-Evaluation is :func:`bloomskip.index.query.evaluate` (the pruning engine over zones),
+Evaluation is :func:`bloomskip.index.decide.evaluate` (the pruning engine over zones),
 so ``=``, ``IN`` and ``IS [NOT] NULL`` under AND/OR follow the same rules (NOT rewritten
 away, long IN lists, literal conversion). Indexes of different columns
 may cut zones differently (``number_of_items``, training time): the zones of the columns a
@@ -39,8 +39,10 @@ import pyarrow.compute as pc
 from bloomskip.errors import CorruptFileError, IndexNotFoundError, UnsupportedFileError
 from bloomskip.expr.bind import Column, bind, referenced
 from bloomskip.expr.expressions import Expression
+from bloomskip.index.decide import evaluate
 from bloomskip.index.layout import ColumnIndex
-from bloomskip.index.query import MAX_IN_FPP, FileCandidate, QueryResult, evaluate
+from bloomskip.index.query import MAX_IN_FPP
+from bloomskip.index.results import FileCandidate, QueryResult
 from bloomskip.index.zonedata import column_data
 from bloomskip.lance.dataset import (
     FragmentInfo,

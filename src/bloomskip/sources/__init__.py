@@ -19,7 +19,7 @@ import importlib
 import os
 from collections.abc import Sequence
 
-from bloomskip.errors import SourceError
+from bloomskip.errors import BloomskipError, CorruptFileError, SourceError
 from bloomskip.sources.base import IndexRead, Source, SourceFile
 from bloomskip.sources.files import FileSource
 
@@ -52,11 +52,17 @@ def resolve(source: str | os.PathLike | Sequence[str | os.PathLike]) -> Source:
 
 
 def from_json(data: dict) -> Source:
-    """The source an index manifest recorded (:meth:`Source.to_json`)."""
-    kind = data.get("filesystem")
-    if kind in DATASETS:
-        return _kind(kind).from_json(data)
-    return FileSource.from_json(data)
+    """The source an index manifest recorded (:meth:`Source.to_json`); CorruptFileError
+    if the record is not one (a manifest is untrusted input)."""
+    try:
+        kind = data.get("filesystem")
+        if isinstance(kind, str) and kind in DATASETS:
+            return _kind(kind).from_json(data)
+        return FileSource.from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        if isinstance(e, BloomskipError):
+            raise
+        raise CorruptFileError(f"the index's source is malformed: {e!r}") from None
 
 
 __all__ = ["DATASETS", "FileSource", "IndexRead", "Source", "SourceFile", "from_json", "resolve"]

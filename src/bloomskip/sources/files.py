@@ -4,13 +4,17 @@
 A lake is a directory (listed recursively), one file, or a list of files. As Spark and
 Hive do, names starting with ``_`` or ``.`` are skipped (``_SUCCESS``, ``_delta_log/``,
 ``.crc`` files), as are files whose extension is not one of a format bloomskip reads
-(:data:`bloomskip.formats.EXTENSIONS`; files without an extension are kept). Each file's
-format is told by its first bytes (:mod:`bloomskip.formats`).
+(:data:`bloomskip.formats.EXTENSIONS`; files without an extension are kept), and the
+files of a bloomskip zone index kept inside the lake. A local lake is walked here (links
+followed, each directory once; names that are not UTF-8 kept), others through
+``pyarrow.fs`` or, on object stores, ``obstore``. Each file's format is told by its first
+bytes (:mod:`bloomskip.formats`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,7 +22,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from bloomskip import formats
-from bloomskip.errors import BloomskipError, SourceChangedError, SourceError
+from bloomskip.errors import BloomskipError, CorruptFileError, SourceChangedError, SourceError
 from bloomskip.hashing.arrow import PhysicalSpec
 from bloomskip.objstore import PYARROW_TO_URL, first_line, mtime_ns, open_store
 from bloomskip.sources.base import IndexRead, Source, SourceFile
@@ -51,6 +55,14 @@ class FileSource(Source):
     @classmethod
     def from_json(cls, data: dict) -> FileSource:
         paths = data["paths"]
+        if (
+            not isinstance(data["uri"], str)
+            or not isinstance(data["filesystem"], str)
+            or not isinstance(paths, list)
+            or not paths
+            or not all(isinstance(p, str) and p for p in paths)
+        ):
+            raise CorruptFileError(f"the index's source is malformed: {str(data)[:200]}")
         if data["filesystem"] == "local":
             return cls(uri=data["uri"], filesystem=pafs.LocalFileSystem(), paths=tuple(paths))
         f, _ = pafs.FileSystem.from_uri(data["uri"].split(",")[0])
@@ -101,21 +113,38 @@ class FileSource(Source):
             if info.type == pafs.FileType.File:
                 found[info.path] = _entry(info)
                 continue
-            try:
-                infos = self.filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
-            except (OSError, ValueError) as e:
-                raise SourceError(f"{self.uri}: cannot list {root}: {e}") from e
-            for fi in infos:
-                if fi.type != pafs.FileType.File:
-                    continue
-                rel = fi.path[len(root) :].lstrip("/")
-                if _hidden(rel) or not _data_file(fi.base_name):
-                    continue
-                found[fi.path] = _entry(fi)
+            if self.scheme == "local":
+                mine, rels = _walk(root, self.uri)
+            else:
+                mine, rels = self._list_tree(root)
+            kept = _outside_indexes(mine, rels, self.uri_of(root))
+            found.update((f.path, f) for f in kept.values())
         return [found[p] for p in sorted(found)]
+
+    def _list_tree(self, root: str) -> tuple[dict[str, SourceFile], list[str]]:
+        """The data files under ``root`` through ``pyarrow.fs`` (by path relative to it),
+        and every file's relative path."""
+        try:
+            infos = self.filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+        except (OSError, ValueError) as e:
+            raise SourceError(f"{self.uri}: cannot list {root}: {e}") from e
+        mine, rels = {}, []
+        for fi in infos:
+            if fi.type != pafs.FileType.File:
+                continue
+            rel = fi.path[len(root) :].lstrip("/")
+            rels.append(rel)
+            if not _hidden(rel) and _data_file(fi.base_name):
+                mine[rel] = _entry(fi)
+        return mine, rels
 
     def open(self, path: str):
         """A seekable binary file (``pyarrow.NativeFile``) for ``path``."""
+        if not _utf8(path):
+            raise SourceError(
+                f"{self.uri_of(path)}: its name is not UTF-8, and pyarrow opens only UTF-8 "
+                "names (rename it)"
+            )
         try:
             return self.filesystem.open_input_file(path)
         except (OSError, ValueError) as e:
@@ -163,15 +192,19 @@ class FileSource(Source):
                 raise SourceError(f"{self.uri}: cannot list {root}: {first_line(e)}") from None
             if not metas:
                 raise SourceError(f"{self.uri}: {root} does not exist")
+            mine: dict[str, SourceFile] = {}
+            rels = []
             for meta in metas:
                 name = str(meta["path"])
                 rel = name[len(prefix) :].lstrip("/") if prefix else name
                 if not rel or name.endswith("/"):
                     continue  # a "directory" marker object, as some clients write
+                rels.append(rel)
                 if _hidden(rel) or not _data_file(rel.rpartition("/")[2]):
                     continue
-                f = _object_entry(bucket, meta)
-                found[f.path] = f
+                mine[rel] = _object_entry(bucket, meta)
+            kept = _outside_indexes(mine, rels, self.uri_of(root))
+            found.update((f.path, f) for f in kept.values())
         return [found[p] for p in sorted(found)]
 
     def reader(self, fh, path: str) -> formats.FileReader:
@@ -228,6 +261,77 @@ def _object_entry(bucket: str, meta) -> SourceFile:
 
 def _entry(info: pafs.FileInfo) -> SourceFile:
     return SourceFile(info.path, int(info.size or 0), int(info.mtime_ns or 0))
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _walk(root: str, uri: str) -> tuple[dict[str, SourceFile], list[str]]:
+    """The data files under the local directory ``root`` (by path relative to it), and
+    every file's relative path (hidden directories are not entered, but for an index's
+    ``_manifests``). Symbolic links are followed, as ``pyarrow.fs`` does, but each
+    directory is entered once: a link loop (``a -> .``, twice) made pyarrow's listing
+    grow exponentially - a hang. Names that are not UTF-8 are kept (undecodable bytes as
+    lone surrogates; pyarrow cannot list them), so an index lists them as not indexed."""
+    mine: dict[str, SourceFile] = {}
+    rels: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    stack = [(root.rstrip("/"), "")]
+    while stack:
+        path, rel = stack.pop()
+        try:
+            st = os.stat(path or "/")
+            if (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            with os.scandir(path or "/") as it:
+                entries = list(it)
+        except OSError as e:
+            if not rel:
+                raise SourceError(f"{uri}: cannot list {root}: {e.strerror or e}") from None
+            continue  # a directory that vanished or cannot be read: as pyarrow, skipped
+        for entry in entries:
+            name = entry.name
+            child, child_rel = f"{path}/{name}", f"{rel}/{name}" if rel else name
+            try:
+                if entry.is_dir():
+                    if not name.startswith(("_", ".")) or name == "_manifests":
+                        stack.append((child, child_rel))
+                    continue
+                if not entry.is_file():
+                    continue  # FIFOs, sockets, devices, dangling links: not data
+                rels.append(child_rel)
+                if _hidden(child_rel) or not _data_file(name):
+                    continue
+                info = entry.stat()
+            except OSError:
+                continue
+            mine[child_rel] = SourceFile(child, info.st_size, info.st_mtime_ns)
+    return mine, rels
+
+
+#: A bloomskip index's marker and manifests (``bloomskip.index.layout``): a directory
+#: holding one is an index, whose tables are not the lake's data.
+_INDEX_FILE = re.compile(r"(?:^|/)(?:_bloomskip_index\.json|_manifests/v\d{20}\.json)$")
+
+
+def _outside_indexes(
+    found: dict[str, SourceFile], rels: list[str], where: str
+) -> dict[str, SourceFile]:
+    """``found`` (by path relative to a listed root, ``where``) without the files of zone
+    indexes kept in the lake (of another lake, or of this one): their fragment tables
+    are Parquet but not data."""
+    roots = {rel[: m.start()] for rel in rels if (m := _INDEX_FILE.search(rel))}
+    if not roots:
+        return found
+    if "" in roots:
+        raise SourceError(f"{where} is a bloomskip zone index, not a lake")
+    return {r: f for r, f in found.items() if not any(r.startswith(x + "/") for x in roots)}
 
 
 def _hidden(rel: str) -> bool:

@@ -31,14 +31,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from bloomskip.errors import SparkJobError
-from bloomskip.index.build import BuildReport, Task, build, refresh
-from bloomskip.index.layout import DEFAULT_FPP, DEFAULT_ZONE_ROWS, ColumnIndex, Zoning
+from bloomskip.errors import InvalidParameterError, SparkJobError
+from bloomskip.index.build import BuildReport, build, refresh
+from bloomskip.index.layout import ColumnIndex, Zoning
 from bloomskip.index.parts import TaskResult, run_task
+from bloomskip.index.runner import Task
 from bloomskip.index.serving import SlabJob, build_slab
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.sources import Source
@@ -56,38 +58,23 @@ def build_index(
     columns: str | Sequence[str],
     index_path: str | os.PathLike,
     *,
-    zone_rows: int = DEFAULT_ZONE_ROWS,
-    fpp: float = DEFAULT_FPP,
-    sizing: str = "putze",
-    align: str = "rows",
-    file_filters: bool = False,
-    encoding: str | None = None,
-    overwrite: bool = False,
     tasks: int | None = None,
     task_hook: TaskHook | None = None,
+    **options: Any,
 ) -> BuildReport:
     """Index ``columns`` of every Parquet/ORC file under ``source`` with Spark tasks.
 
-    Same arguments and same index as :func:`bloomskip.index.build` (zone rows, FPP,
-    sizing, alignment, file filters, encoding, adding columns to an existing index),
+    ``options`` are :func:`bloomskip.index.build`'s (``zone_rows``, ``fpp``, ``sizing``,
+    ``align``, ``file_filters``, ``encoding``, ``overwrite``) and the index is the same,
     plus ``tasks``: at least how many Spark tasks read the files (default: about one per
     128 MiB of files, at least three per core, at most one per file). The source and the
     index must be readable and writable by the executors under the same names.
     """
     require_pyspark()
-    return build(
-        source,
-        columns,
-        index_path,
-        zone_rows=zone_rows,
-        fpp=fpp,
-        sizing=sizing,
-        align=align,
-        file_filters=file_filters,
-        encoding=encoding,
-        overwrite=overwrite,
-        runner=SparkRunner(spark, tasks=tasks, task_hook=task_hook),
-    )
+    if "runner" in options:
+        raise InvalidParameterError("build_index runs its tasks on Spark: no runner option")
+    runner = SparkRunner(spark, tasks=tasks, task_hook=task_hook)
+    return build(source, columns, index_path, runner=runner, **options)
 
 
 def refresh_index(
@@ -104,7 +91,7 @@ def refresh_index(
 
 
 class SparkRunner:
-    """A :class:`~bloomskip.index.build.Runner` on Spark: tasks and slabs as jobs."""
+    """A :class:`~bloomskip.index.runner.Runner` on Spark: tasks and slabs as jobs."""
 
     def __init__(self, spark, *, tasks: int | None = None, task_hook: TaskHook | None = None):
         self.spark, self.tasks, self.hook = spark, tasks, task_hook

@@ -1,0 +1,166 @@
+"""Serving parts (``<uuid>.blocks``): what one indexing task writes of a column's zone
+filters, block-major per size class, for the slab jobs to gather (:mod:`.serving`).
+
+``magic | u32 header length | header JSON | sections`` (each 8-byte aligned); the header
+holds the zone count, the classes (``blocks``, ``count``) and each section's ``[offset,
+length]``. Section ``c<i>`` is class ``i``'s matrix: block row ``b`` (block ``b`` of
+every zone of the class, ``count * 32`` bytes) after row ``b - 1``; section ``k<i>`` holds
+one CRC-32 per block row, seeded with the part's name and the row's place
+(:func:`.integrity.seed`). A part is written by one process and read by others (Spark
+tasks, possibly on other machines, through an object store): a slab job checks each row
+it reads, so a part damaged in between fails the build instead of becoming slabs whose
+own checksums would vouch for wrong filters. Parts live only for one build (orphans go
+with :func:`~.store.vacuum`), so their format changes freely.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bloomskip.errors import CorruptFileError
+from bloomskip.index import integrity
+from bloomskip.index.serving import (
+    _HEAD,
+    MAX_BLOCKS,
+    MAX_HEADER,
+    NO_CLASS,
+    _align,
+    _classes,
+    _int,
+    parse_header,
+)
+from bloomskip.index.storage import Storage
+
+PART_MAGIC = b"BSKPART2"
+
+
+def write_part(
+    storage: Storage, rel: str, data: np.ndarray, offsets: np.ndarray
+) -> tuple[np.ndarray, list[tuple[int, int]], int]:
+    """Write the filters ``data[offsets[i]:offsets[i+1]]`` (bytes, back to back) as a part:
+    block-major per size class. Returns each zone's class (its position among the part's
+    classes, in order of first appearance; :data:`~.serving.NO_CLASS` for a bitset that is
+    not whole blocks), the classes as ``(blocks, zones)``, and the part's size."""
+    sizes = np.diff(offsets)
+    classes: dict[int, list[int]] = {}
+    zone_class = np.full(sizes.shape[0], NO_CLASS, dtype=np.uint8)
+    for z, n in enumerate(sizes.tolist()):
+        blocks = n // 32
+        if n <= 0 or n % 32 or blocks > MAX_BLOCKS or blocks & (blocks - 1):
+            continue
+        if blocks not in classes and len(classes) == NO_CLASS - 1:
+            continue  # more sizes than a part can name: may match
+        members = classes.setdefault(blocks, [])
+        zone_class[z] = list(classes).index(blocks)
+        members.append(z)
+    sections = {}
+    for i, (blocks, members) in enumerate(classes.items()):
+        m = np.empty((blocks, len(members), 32), dtype=np.uint8)
+        for j, z in enumerate(members):
+            m[:, j, :] = data[offsets[z] : offsets[z + 1]].reshape(blocks, 32)
+        sections[f"c{i}"] = m
+        sections[f"k{i}"] = np.array([_crc(m[b], rel, i, b) for b in range(blocks)], "<u4")
+    listed = [(b, len(ms)) for b, ms in classes.items()]
+    header = {
+        "zones": int(sizes.shape[0]),
+        "classes": [{"blocks": b, "count": n} for b, n in listed],
+    }
+    body = _pack(PART_MAGIC, header, sections)
+    storage.write(rel, body)
+    return zone_class, listed, len(body)
+
+
+def _crc(row, rel: str, cls: int, b: int) -> int:
+    return zlib.crc32(row, integrity.seed(rel, f"{cls}:{b}"))
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part as the committing process knows it: its name, and per class its block
+    count and zones (as its task reported them)."""
+
+    rel: str
+    classes: tuple[tuple[int, int], ...]  # (blocks, count) per class
+    size: int
+
+    def rows(self, storage: Storage, cls: int, b0: int, b1: int) -> np.ndarray:
+        """Block rows ``[b0, b1)`` of class ``cls``, each checked against its CRC-32."""
+        header, _ = read_header(storage, self.rel, PART_MAGIC, self.size)
+        label = storage.label(self.rel)
+        zones = _int(header, "zones", label, 0, self.size)
+        classes = _classes(header, label, zones)
+        if [(c["blocks"], c["count"]) for c in classes] != list(self.classes):
+            raise CorruptFileError(f"{label}: its classes are not those its task reported")
+        blocks, count = self.classes[cls]
+        if not 0 <= b0 <= b1 <= blocks:
+            raise CorruptFileError(f"{label}: block rows {b0}..{b1} of a class of {blocks}")
+        span, sums = header["sections"].get(f"c{cls}"), header["sections"].get(f"k{cls}")
+        if span is None or span[1] != blocks * count * 32:
+            raise CorruptFileError(f"{label}: class {cls} matrix has the wrong size")
+        if sums is None or sums[1] != blocks * 4:
+            raise CorruptFileError(f"{label}: class {cls} checksums have the wrong size")
+        width = count * 32
+        data, crcs = storage.read_ranges(
+            self.rel, [(span[0] + b0 * width, (b1 - b0) * width), (sums[0] + b0 * 4, (b1 - b0) * 4)]
+        )
+        if len(data) != (b1 - b0) * width or len(crcs) != (b1 - b0) * 4:
+            raise CorruptFileError(f"{label}: file ends inside class {cls}")
+        want = np.frombuffer(crcs, dtype="<u4").tolist()
+        for r in range(b1 - b0):
+            if _crc(data[r * width : (r + 1) * width], self.rel, cls, b0 + r) != want[r]:
+                raise CorruptFileError(f"{label}: block row {b0 + r} fails its checksum")
+        return np.frombuffer(data, dtype=np.uint8).reshape(b1 - b0, count, 32)
+
+
+def _pack(magic: bytes, header: dict[str, Any], sections: dict[str, np.ndarray]) -> bytes:
+    """``magic | u32 header length | header JSON | sections (8-byte aligned)``; the header
+    records each section's ``[offset, length]``."""
+    names = list(sections)
+    raw = {n: np.ascontiguousarray(sections[n]).view(np.uint8).reshape(-1) for n in names}
+    # The header holds the offsets, which depend on its own length: fix the width first.
+    header = dict(header, sections={n: [0, int(raw[n].size)] for n in names})
+    at = 0
+    for _ in range(3):
+        text = json.dumps(header, separators=(",", ":")).encode()
+        at = _align(_HEAD + len(text))
+        offsets = {}
+        for n in names:
+            offsets[n] = [at, int(raw[n].size)]
+            at = _align(at + raw[n].size)
+        header = dict(header, sections=offsets)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    if names and _align(_HEAD + len(text)) != header["sections"][names[0]][0]:
+        raise AssertionError("serving header did not settle")  # pragma: no cover
+    out = bytearray(at if names else _HEAD + len(text))
+    out[:8] = magic
+    out[8:12] = len(text).to_bytes(4, "little")
+    out[12 : 12 + len(text)] = text
+    for n in names:
+        off, length = header["sections"][n]
+        out[off : off + length] = raw[n].tobytes()
+    return bytes(out)
+
+
+def read_header(storage: Storage, rel: str, magic: bytes, size: int) -> tuple[dict, bytes]:
+    """The JSON header of a part, checked against the object's ``size``; also returns the
+    bytes read so far (the start of the sections, often all of them)."""
+    label = storage.label(rel)
+    first = min(size, 64 << 10)
+    try:
+        (head,) = storage.read_ranges(rel, [(0, first)])
+    except FileNotFoundError:
+        raise CorruptFileError(f"{label}: listed by the index manifest but missing") from None
+    if len(head) >= _HEAD and head[:8] == magic:
+        n = int.from_bytes(head[8:12], "little")
+        if n <= MAX_HEADER and _HEAD + n <= size and _HEAD + n > len(head):
+            (rest,) = storage.read_ranges(rel, [(len(head), _HEAD + n - len(head))])
+            head += rest
+    return parse_header(head, magic, size, label), head
+
+
+__all__ = ["PART_MAGIC", "Part", "read_header", "write_part"]
