@@ -59,12 +59,26 @@ from bloomskip.expr.bind import Column, bind, resolve  # noqa: F401 - Column for
 from bloomskip.expr.expressions import BoundReference, Expression, In, LiteralPredicate, literal
 from bloomskip.expr.literals import Values, convert, to_arrow
 from bloomskip.orc import proto
+from bloomskip.orc.bounds import Bounds, UnitBounds, findings, outside
 from bloomskip.orc.feeds import base_hashes
 from bloomskip.orc.file import OrcFile, read_orc
 from bloomskip.orc.filter import OrcBloomFilter, optimal_num_hash_functions
 from bloomskip.orc.schema import OrcColumn, schema_of
-from bloomskip.orc.statistics import Range, column_range, comparison_keys
-from bloomskip.orc.stripes import BLOOM_FILTER, BLOOM_FILTER_UTF8, ColumnBloomFilters, RowGroup
+from bloomskip.orc.statistics import (
+    Range,
+    column_range,
+    comparison_keys,
+    entry_range,
+    excluded,
+    statistics_field,
+)
+from bloomskip.orc.stripes import (
+    BLOOM_FILTER,
+    BLOOM_FILTER_UTF8,
+    ColumnBloomFilters,
+    RowGroup,
+    RowGroups,
+)
 from bloomskip.orc.trust import (
     CALENDAR_SAFE_DAY,
     JAVA,
@@ -113,15 +127,14 @@ def prune(
     f = orc or read_orc(name)
     schema, infos = schema_of(f)
     bound = bind(predicate, schema)
-    groups = f.row_groups()
+    groups = f.row_group_columns()
     file = _FileContext(f, infos, groups, frozenset(stages))
     verdict = Pruner(len(groups), file.evidence).decide(bound)
     result = PruneResult(name, str(predicate))
-    for number, g in enumerate(groups):
-        why = verdict.why[number] if verdict.why else ""  # type: ignore[index]
-        result.units.append(
-            Unit(number, g.first_row, g.num_rows, bool(verdict.may[number]), why or "")
-        )
+    why = verdict.why or [""] * len(groups)
+    rows = zip(groups.first_row, groups.num_rows, verdict.may.tolist(), strict=True)
+    for number, (first, n, may) in enumerate(rows):
+        result.units.append(Unit(number, first, n, bool(may), why[number] or ""))
     return result
 
 
@@ -134,7 +147,7 @@ def probe(path: str | os.PathLike, column: str, values: Iterable[Any]) -> ProbeR
     schema, infos = schema_of(f)
     ref = resolve(column, schema)
     leaf = In(ref, lits, tuple(convert(lit, ref.type) for lit in lits))
-    groups = f.row_groups()
+    groups = f.row_group_columns()
     file = _FileContext(f, infos, groups, frozenset({"bloom"}))
     answers = probe_units(file.evidence(ref), leaf, np.arange(len(groups)))
     result = ProbeResult(name, ref.name, [str(lit) for lit in lits])
@@ -155,7 +168,7 @@ class _FileContext:
     row index), and what was read: per-stripe indexes, statistics, filters, hashes."""
 
     def __init__(
-        self, orc: OrcFile, infos: list[OrcColumn], groups: list[RowGroup], stages: frozenset[str]
+        self, orc: OrcFile, infos: list[OrcColumn], groups: RowGroups, stages: frozenset[str]
     ) -> None:
         unknown = stages - set(STAGES)
         if unknown:
@@ -167,7 +180,9 @@ class _FileContext:
         self._bloom_policy: dict[int, str | None] = {}
         self._stripe_stats: tuple | str | None = None
         self._ranges: dict[tuple[int, int], Range] = {}
+        self._stripe_ranges: dict[tuple[int, int], Range] = {}
         self._filters: dict[tuple[int, int], OrcBloomFilter | str] = {}
+        self._int_bounds = UnitBounds(orc, groups)
 
     def evidence(self, ref: BoundReference) -> ColumnEvidence:
         return _Column(self, ref.key, ref.name)
@@ -178,11 +193,13 @@ class _FileContext:
         return self._bloom_policy[col]
 
     def row_index(self, stripe: int, col: int) -> tuple | str:
-        """The row index entries of ``col`` in ``stripe``, or why there are none."""
+        """The statistics of the row index entries of ``col`` in ``stripe`` (those
+        fields :func:`column_range` reads), or why there are none."""
         key = (stripe, col)
         if key not in self._index:
             try:
-                entries = self.orc.row_index(stripe, col)
+                field = statistics_field(self.infos[col])
+                entries = self.orc.row_index_statistics(stripe, col, field)
                 self._index[key] = "no row index" if entries is None else entries
             except BloomskipError as e:
                 self._index[key] = f"row index unreadable: {e}"
@@ -229,6 +246,11 @@ class _FileContext:
                 h = self._hashes[key] = f"cannot hash the literal as the writer did: {e}"
         return h
 
+    def bounds(self, units: np.ndarray, col: int) -> Bounds | None:
+        """Integer bounds of ``col`` in ``units`` as arrays (None: ask :meth:`range`)."""
+        used = "statistics" in self.stages
+        return self._int_bounds.of(units, col, self.infos[col]) if used else None
+
     # -- per unit ------------------------------------------------------------------
 
     def range(self, unit: int, col: int) -> Range:
@@ -237,19 +259,32 @@ class _FileContext:
             r = self._ranges[(unit, col)] = self._read_range(self.groups[unit], col)
         return r
 
+    def stripe_range(self, stripe: int, col: int) -> Range:
+        """What the stripe's statistics say of ``col`` (every row group of the stripe)."""
+        r = self._stripe_ranges.get((stripe, col))
+        if r is None:
+            cs = self.stripe_statistics(stripe, col)
+            r = (
+                Range(note=cs)
+                if isinstance(cs, str)
+                else column_range(self.orc, self.infos[col], cs, "no statistics")
+            )
+            self._stripe_ranges[(stripe, col)] = r
+        return r
+
     def _read_range(self, g: RowGroup, col: int) -> Range:
         info = self.infos[col]
         if "statistics" not in self.stages:
             return Range(note="statistics not used")
         if self.orc.row_index_stride == 0:
-            cs = self.stripe_statistics(g.stripe, col)
-            if isinstance(cs, str):
-                return Range(note=cs)
-            return column_range(self.orc, info, cs, "no statistics")
+            return self.stripe_range(g.stripe, col)
         entries = self.row_index(g.stripe, col)
         if isinstance(entries, str):
             return Range(note=entries)
-        return column_range(self.orc, info, entries[g.index].statistics, "no statistics")
+        entry = entries[g.index]
+        if entry is None:
+            return Range(note="no statistics")
+        return entry_range(self.orc, info, *entry)
 
     def filter(self, unit: int, col: int, values: tuple) -> tuple[OrcBloomFilter | None, str]:
         """The unit's trusted filter of ``col`` for these values, or why not."""
@@ -359,6 +394,7 @@ class _Column(ColumnEvidence):
         super().__init__(name)
         self.f, self.col, self.info = file, col, file.infos[col]
         calendar = _Calendar(self)
+        self.coarse = [_Stripes(self)]
         self.stages = [calendar, _Statistics(self), _Bloom(self, used="bloom" in file.stages)]
         self.probe_stages = [calendar, _Bloom(self, used=True)]
 
@@ -389,9 +425,13 @@ class _Column(ColumnEvidence):
                               f"{self.name} may be null" for p in proven])  # fmt: skip
 
     def only_nulls(self, units: np.ndarray) -> Proof:
-        proven = np.array([self.f.range(u, self.col).count == 0 for u in units.tolist()], bool)
-        return Proof(proven, [f"statistics: every {self.name} is null" if p else
-                              f"{self.name} may be non-null" for p in proven])  # fmt: skip
+        b = self.f.bounds(units, self.col)
+        if b is not None:
+            proven = b.zero
+        else:
+            proven = np.array([self.f.range(u, self.col).count == 0 for u in units.tolist()], bool)
+        yes, no = f"statistics: every {self.name} is null", f"{self.name} may be non-null"
+        return Proof(proven, [yes if p else no for p in proven.tolist()])
 
     def all_equal(self, p: LiteralPredicate, units: np.ndarray) -> Proof:
         """Only statistics can rule ``!=`` out: a boolean unit whose values are all one
@@ -444,28 +484,84 @@ class _Statistics:
         self.c = column
 
     def test(self, values: Values, units: np.ndarray) -> Findings:
-        info = self.c.info
-        keys = None
-        status, why = [], []
-        for u in units.tolist():
-            r = self.c.f.range(u, self.c.col)
-            if info.kind == BOOLEAN and r.true_count is not None and r.count is not None:
-                text = f"statistics: {r.true_count} of {r.count} values are true"
-                out = all(r.true_count == (0 if v else r.count) for v in values.values)
-                status.append(Status.EXCLUDED if out else Status.INCONCLUSIVE)
+        info, f, col = self.c.info, self.c.f, self.c.col
+        b = f.bounds(units, col)
+        if b is not None:  # integers: in arrays
+            keys = comparison_keys(info, values.values) if b.bounded.any() else []
+            out = outside(b, keys)
+            if out is not None:
+                return findings(b, out, lambda j: f.range(int(units[j]), col).note)
+        ranges = [f.range(u, col) for u in units.tolist()]
+        if info.kind == BOOLEAN:
+            keys = None
+            status, why = [], []
+            for r in ranges:
+                s, text, keys = _test_range(info, r, values.values, keys)
+                status.append(s)
                 why.append(text)
-            elif r.lo is not None or r.hi is not None:
-                keys = comparison_keys(info, values.values) if keys is None else keys
-                if keys and all(r.excludes(k) for k in keys):
-                    status.append(Status.EXCLUDED)
-                    why.append(f"statistics: outside {r.show()}")
-                else:
-                    status.append(Status.INCONCLUSIVE)
-                    why.append("within [min, max]")
-            else:
-                status.append(Status.UNAVAILABLE)
-                why.append(r.note or "no statistics")
-        return Findings(np.array(status, dtype=np.uint8), why)
+            return Findings(np.array(status, dtype=np.uint8), why)
+        known = [r.lo is not None or r.hi is not None for r in ranges]
+        keys = comparison_keys(info, values.values) if any(known) else []
+        out = excluded(ranges, keys).tolist()
+        status = np.array(
+            [
+                Status.EXCLUDED if o else Status.INCONCLUSIVE if k else Status.UNAVAILABLE
+                for k, o in zip(known, out, strict=True)
+            ],
+            dtype=np.uint8,
+        )
+        why = [
+            f"statistics: outside {r.show()}"
+            if o
+            else "within [min, max]"
+            if k
+            else r.note or "no statistics"
+            for r, k, o in zip(ranges, known, out, strict=True)
+        ]
+        return Findings(status, why)
+
+
+def _test_range(info: OrcColumn, r: Range, values: tuple, keys: list | None) -> tuple:
+    """One unit's statistics against the candidates: (status, reason, the comparison
+    keys, computed once)."""
+    if info.kind == BOOLEAN and r.true_count is not None and r.count is not None:
+        out = all(r.true_count == (0 if v else r.count) for v in values)
+        text = f"statistics: {r.true_count} of {r.count} values are true"
+        return (Status.EXCLUDED if out else Status.INCONCLUSIVE), text, keys
+    if r.lo is not None or r.hi is not None:
+        keys = comparison_keys(info, values) if keys is None else keys
+        if keys and all(r.excludes(k) for k in keys):
+            return Status.EXCLUDED, f"statistics: outside {r.show()}", keys
+        return Status.INCONCLUSIVE, "within [min, max]", keys
+    return Status.UNAVAILABLE, r.note or "no statistics", keys
+
+
+class _Stripes:
+    """Coarse: a stripe's statistics rule the values out for all its row groups at once,
+    before any row index is read (they bound every value of the stripe)."""
+
+    def __init__(self, column: _Column) -> None:
+        self.c = column
+
+    def test(self, values: Values, units: np.ndarray) -> Findings:
+        f, col, info = self.c.f, self.c.col, self.c.info
+        n = units.shape[0]
+        if "statistics" not in f.stages or f.orc.row_index_stride == 0:
+            return Findings.same(n, Status.UNAVAILABLE, "")  # units are stripes already
+        if f.calendar_doubt(info, values.values):
+            return Findings.same(n, Status.UNAVAILABLE, "")
+        status = np.full(n, Status.UNAVAILABLE, np.uint8)
+        why = [""] * n
+        keys = None
+        stripes = f.groups.stripes[units]
+        for stripe in np.unique(stripes).tolist():  # in the order the units ask
+            s, text, keys = _test_range(info, f.stripe_range(stripe, col), values.values, keys)
+            if s == Status.EXCLUDED:
+                here = np.flatnonzero(stripes == stripe)
+                status[here] = Status.EXCLUDED
+                for j in here.tolist():
+                    why[j] = f"stripe {text}"
+        return Findings(status, why)
 
 
 class _Bloom:

@@ -1,7 +1,8 @@
 """What one ORC statistics entry says about a column: a range of comparison keys.
 
 :func:`column_range` reads a ``ColumnStatistics`` (a row group's row index entry, or a
-stripe's statistics) into a :class:`Range`: the value count, ``has_null``, and - when
+stripe's statistics) into a :class:`Range` (:func:`statistics_field` says which of its
+sub-messages it reads): the value count, ``has_null``, and - when
 :func:`~bloomskip.orc.trust.statistics_policy` trusts the writer - inclusive bounds of
 the keys :func:`comparison_keys` makes of literals: integers and floats as numbers,
 decimals as ``Decimal``, dates as days, timestamps as floored milliseconds widened by
@@ -84,13 +85,51 @@ class Range:
         return text
 
 
+def excluded(ranges: list[Range], keys: list) -> np.ndarray:
+    """Per range, whether its bounds rule out every key (none rules anything out when
+    ``keys`` is empty): in numpy when keys and bounds are all integers (or all floats),
+    else range by range."""
+    n = len(ranges)
+    if not keys:
+        return np.zeros(n, np.bool_)
+    los = [r.lo for r in ranges]
+    his = [r.hi for r in ranges]
+    for kind, dtype in ((int, np.int64), (float, np.float64)):
+        if all(type(k) is kind for k in keys) and all(
+            type(v) is kind for v in (*los, *his) if v is not None
+        ):
+            try:
+                lo = np.array([0 if v is None else v for v in los], dtype=dtype)
+                hi = np.array([0 if v is None else v for v in his], dtype=dtype)
+                key_array = np.array(keys, dtype=dtype)
+            except OverflowError:
+                break
+            has_lo = np.array([v is not None for v in los], np.bool_)
+            has_hi = np.array([v is not None for v in his], np.bool_)
+            out = has_lo | has_hi
+            for key in key_array:
+                out &= (has_lo & (key < lo)) | (has_hi & (key > hi))
+            return out
+    return np.array([all(r.excludes(k) for k in keys) for r in ranges], np.bool_)
+
+
 def column_range(
     orc: OrcFile, col: OrcColumn, cs: proto.ColumnStatistics | None, why: str
 ) -> Range:
     if cs is None:
         return Range(note=why)
-    base = {"count": cs.number_of_values, "has_null": cs.has_null}
-    if cs.number_of_values == 0:
+    field = statistics_field(col)
+    sub = None if field is None else getattr(cs, field)
+    return entry_range(orc, col, cs.number_of_values, cs.has_null, sub)
+
+
+def entry_range(
+    orc: OrcFile, col: OrcColumn, count: int | None, has_null: bool | None, sub: Any
+) -> Range:
+    """:func:`column_range` from a statistics entry's value count, ``has_null`` and its
+    sub-message :func:`statistics_field` names (None when absent)."""
+    base = {"count": count, "has_null": has_null}
+    if count == 0:
         return Range(**base, note="no values")
     policy = statistics_policy(orc, col)
     if policy:
@@ -98,12 +137,12 @@ def column_range(
     k = col.kind
     try:
         if col.ntz or k in INTEGERS:
-            s = cs.int_statistics
+            s = sub
             if s is None or s.minimum is None or s.maximum is None:
                 return Range(**base, note="no integer min/max")
             return Range(**base, lo=s.minimum, hi=s.maximum, exact=True)
         if k in (FLOAT, DOUBLE):
-            s = cs.double_statistics
+            s = sub
             if s is None or s.minimum is None or s.maximum is None:
                 return Range(**base, note="no double min/max")
             if any(v is not None and math.isnan(v) for v in (s.minimum, s.maximum, s.sum)):
@@ -116,7 +155,7 @@ def column_range(
                     lo, hi = float(np.float32(lo)), float(np.float32(hi))
             return Range(**base, lo=lo, hi=hi)
         if k == DECIMAL:
-            s = cs.decimal_statistics
+            s = sub
             if s is None or s.minimum is None or s.maximum is None:
                 return Range(**base, note="no decimal min/max")
             lo, hi = Decimal(s.minimum), Decimal(s.maximum)
@@ -124,21 +163,21 @@ def column_range(
                 return Range(**base, note="decimal statistics are not numbers")
             return Range(**base, lo=lo, hi=hi, exact=True)
         if k == DATE:
-            s = cs.date_statistics
+            s = sub
             if s is None or s.minimum is None or s.maximum is None:
                 return Range(**base, note="no date min/max")
             return Range(**base, lo=s.minimum, hi=s.maximum, exact=True, unit="days")
         if k in (STRING, VARCHAR):
-            return _string_range(orc, cs, base)
+            return _string_range(orc, sub, base)
         if k in TIMESTAMPS:
-            s = cs.timestamp_statistics
+            s = sub
             if s is None or s.minimum_utc is None or s.maximum_utc is None:
                 return Range(**base, note="no UTC timestamp min/max")
             m = TIMESTAMP_MARGIN_MS
             return Range(**base, lo=s.minimum_utc - m, hi=s.maximum_utc + m, unit="ms")
         if k == BOOLEAN:
-            s = cs.bucket_statistics
-            if s is None or len(s.count) != 1 or cs.number_of_values is None:
+            s = sub
+            if s is None or len(s.count) != 1 or count is None:
                 return Range(**base, note="no true count")
             return Range(**base, true_count=s.count[0])
     except (InvalidOperation, ValueError, TypeError, OverflowError) as e:
@@ -146,8 +185,28 @@ def column_range(
     return Range(**base, note=f"no min/max for ORC {col.kind_name}")
 
 
-def _string_range(orc: OrcFile, cs: proto.ColumnStatistics, base: dict) -> Range:
-    s = cs.string_statistics
+def statistics_field(col: OrcColumn) -> str | None:
+    """The ColumnStatistics sub-message :func:`column_range` reads for ``col`` (None:
+    only the value count and ``has_null``)."""
+    k = col.kind
+    if col.ntz or k in INTEGERS:
+        return "int_statistics"
+    if k in (FLOAT, DOUBLE):
+        return "double_statistics"
+    if k == DECIMAL:
+        return "decimal_statistics"
+    if k == DATE:
+        return "date_statistics"
+    if k in (STRING, VARCHAR):
+        return "string_statistics"
+    if k in TIMESTAMPS:
+        return "timestamp_statistics"
+    if k == BOOLEAN:
+        return "bucket_statistics"
+    return None
+
+
+def _string_range(orc: OrcFile, s: proto.StringStatistics | None, base: dict) -> Range:
     if s is None:
         return Range(**base, note="no string min/max")
     lo = s.minimum if s.minimum is not None else s.lower_bound

@@ -21,10 +21,14 @@ and name a column of the file, and no stripe may claim more than
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
+
+import numpy as np
 
 from bloomskip.errors import CorruptFileError, UnsupportedFileError
+from bloomskip.orc import messages_pb2 as pb
 from bloomskip.orc import proto
 from bloomskip.orc.compression import Compression, decompress
 
@@ -79,6 +83,31 @@ class RowGroup:
     num_rows: int
 
 
+class RowGroups(Sequence[RowGroup]):
+    """:meth:`StripeIndexes.row_groups` of a whole file held as columns - lists of the
+    fields, and numpy arrays of ``stripe`` and ``index`` - each :class:`RowGroup` made
+    only when asked for (pruning decides most row groups from the columns alone)."""
+
+    def __init__(
+        self, stripe: list[int], index: list[int], first_row: list[int], num_rows: list[int]
+    ) -> None:
+        self.stripe, self.index, self.first_row, self.num_rows = stripe, index, first_row, num_rows
+        self.stripes = np.array(stripe, np.int64)
+        self.indexes = np.array(index, np.int64)
+
+    def __len__(self) -> int:
+        return len(self.stripe)
+
+    @overload
+    def __getitem__(self, i: int) -> RowGroup: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[RowGroup, ...]: ...
+    def __getitem__(self, i: int | slice) -> RowGroup | tuple[RowGroup, ...]:
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self))))
+        return RowGroup(self.stripe[i], self.index[i], self.first_row[i], self.num_rows[i])
+
+
 @dataclass(frozen=True, slots=True)
 class ColumnBloomFilters:
     """A column's bloom filter index in one stripe: one entry per row group, as stored."""
@@ -89,7 +118,7 @@ class ColumnBloomFilters:
     bloom_encoding: int | None  # the column's ColumnEncoding.bloom_encoding in the stripe
     offset: int  # of the stream in the file
     length: int
-    filters: tuple[proto.BloomFilter, ...]
+    filters: Sequence[proto.BloomFilter]  # views made when first read
     #: every bloom stream kind the stripe has for this column (``(7, 8)`` when both)
     kinds_present: tuple[int, ...] = ()
 
@@ -223,6 +252,31 @@ class StripeIndexes:
             for j in range(count)
         )
 
+    def row_group_columns(self) -> RowGroups:
+        """:meth:`row_groups` of the whole file (the same checks, the same order), as
+        columns."""
+        stripe: list[int] = []
+        index: list[int] = []
+        first: list[int] = []
+        rows: list[int] = []
+        stride = self.row_index_stride
+        for i, s in enumerate(self.stripes):
+            if stride == 0:
+                if s.num_rows:
+                    stripe.append(i)
+                    index.append(0)
+                    first.append(s.first_row)
+                    rows.append(s.num_rows)
+                continue
+            count = self.num_row_groups(i)
+            if count:
+                stripe += [i] * count
+                index += range(count)
+                first += range(s.first_row, s.first_row + count * stride, stride)
+                rows += [stride] * (count - 1)
+                rows.append(s.num_rows - (count - 1) * stride)
+        return RowGroups(stripe, index, first, rows)
+
     def num_row_groups(self, stripe: int) -> int:
         s = self.stripes[stripe]
         stride = self.row_index_stride
@@ -244,6 +298,26 @@ class StripeIndexes:
             return None
         what = f"{self.name}: stripe {stripe} row index of column {column} at offset {st.offset}"
         return proto.row_index(
+            self.read_stream(stripe, st), what, lambda n: self._check_count(stripe, n, what)
+        )
+
+    def row_index_statistics(
+        self, stripe: int, column: int, field: str | None
+    ) -> tuple[tuple | None, ...] | None:
+        """Per entry of :meth:`row_index`, what pruning reads of its statistics
+        (:func:`~bloomskip.orc.proto.row_index_statistics`); None without a row index."""
+        m = self.row_index_message(stripe, column)
+        return None if m is None else proto.row_index_statistics(m, field)
+
+    def row_index_message(self, stripe: int, column: int) -> pb.RowIndex | None:
+        """The row index of ``column`` in ``stripe`` as protobuf parsed it (its entries
+        counted against the stripe's row groups), for reading a few fields of every
+        entry; None when the stripe has no ROW_INDEX stream for the column."""
+        st = self._find(stripe, column, ROW_INDEX)
+        if st is None:
+            return None
+        what = f"{self.name}: stripe {stripe} row index of column {column} at offset {st.offset}"
+        return proto.row_index_message(
             self.read_stream(stripe, st), what, lambda n: self._check_count(stripe, n, what)
         )
 

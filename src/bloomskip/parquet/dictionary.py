@@ -12,7 +12,10 @@ values the dictionary does not list (Trino got this wrong, trinodb/trino #23604)
 * :func:`dictionary_hashes` reads just the dictionary page (``PageHeader`` + payload),
   decompresses it with the chunk's codec through ``pyarrow.Codec``, decodes the PLAIN
   values and returns their xxHash64 hashes, sorted - the same hashes a bloom filter
-  probe uses, so ``±0.0`` and every type are handled once, in the probe.
+  probe uses, so ``±0.0`` and every type are handled once, in the probe. Pruning asks
+  :func:`hashes_at` instead: the hashes in page order with their distinct count
+  (:class:`DictionaryHashes`; ``BYTE_ARRAY`` values hashed where they lie in the page,
+  no sort), tested against the values looked up by a compiled kernel.
 
 For an encrypted column the dictionary page header (module type 5, AES-GCM) and the page
 (module type 3, AES-GCM, or AES-CTR under AES_GCM_CTR_V1) are decrypted with the column's
@@ -24,7 +27,9 @@ returns a reason instead of hashes, and the caller treats the chunk as "may matc
 
 from __future__ import annotations
 
-from typing import BinaryIO
+import secrets
+from dataclasses import dataclass
+from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -35,11 +40,17 @@ from bloomskip.hashing.physical import PhysicalType
 from bloomskip.hashing.plain import PlainValues, Rows, VarBytes, Words, hash_plain
 from bloomskip.parquet.aes import DICTIONARY_PAGE as DICTIONARY_MODULE
 from bloomskip.parquet.aes import DICTIONARY_PAGE_HEADER, read_framed
+from bloomskip.parquet.crypto import ChunkCrypto
 from bloomskip.parquet.footer import ColumnChunk, Footer
 from bloomskip.parquet.thrift import Struct, decode_struct
 from bloomskip.prune.evidence import Unavailable
 
 kernels = lazy("bloomskip.parquet.kernels")
+sbbf_kernels = lazy("bloomskip.sbbf.kernels")
+
+#: The odd multiplier of :func:`~bloomskip.sbbf.kernels.count_distinct`'s hash set, drawn
+#: once per process: no file can choose entries that crowd one run of its slots.
+_MULTIPLIER = np.uint64(secrets.randbits(64) | 1)
 
 # Encoding codes (parquet.thrift).
 PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED, RLE_DICTIONARY = 0, 2, 3, 4, 8
@@ -64,7 +75,12 @@ def fully_dictionary_encoded(chunk: ColumnChunk) -> tuple[bool, str]:
     meta = chunk.meta
     if meta is None:
         return False, "no column metadata"
-    stats = meta.get(13)
+    return dictionary_coverage(meta.get(13), meta.get(2))
+
+
+def dictionary_coverage(stats: Any, encodings: Any) -> tuple[bool, str]:
+    """:func:`fully_dictionary_encoded` from ColumnMetaData's ``encoding_stats`` (field
+    13) and ``encodings`` (field 2), as decoded (None when absent)."""
     if stats is not None and getattr(stats, "items", None) is not None:
         data_pages = 0
         for entry in stats.items:
@@ -80,7 +96,7 @@ def fully_dictionary_encoded(chunk: ColumnChunk) -> tuple[bool, str]:
         if data_pages == 0:
             return False, "encoding_stats list no data pages"
         return True, "every data page is dictionary-encoded (encoding_stats)"
-    encodings = getattr(meta.get(2), "items", None) or []
+    encodings = getattr(encodings, "items", None) or []
     if not all(type(e) is int for e in encodings):
         return False, "malformed encodings"
     rest = set(encodings) - {RLE, BIT_PACKED}
@@ -98,33 +114,90 @@ def dictionary_hashes(
 ) -> np.ndarray | Unavailable:
     """Sorted unique xxHash64 of the chunk's dictionary entries, or why they are not
     available (a dictionary that is there but cannot be read says so)."""
-    label = f"{footer.path}: row group {chunk.row_group} column {footer.leaves[chunk.column].name}"
+    place = DictionaryPlace(
+        f"{footer.path}: row group {chunk.row_group} column {footer.leaves[chunk.column].name}",
+        footer.footer_offset,
+        chunk.dictionary_page_offset,
+        chunk.data_page_offset,
+        chunk.total_compressed_size,
+        chunk.codec,
+        chunk.crypto,
+    )
+    found = hashes_at(fh, place, physical, type_length)
+    return found if isinstance(found, Unavailable) else np.unique(found.hashes)
+
+
+@dataclass(frozen=True)
+class DictionaryPlace:
+    """Where a chunk's dictionary page is: what :func:`dictionary_hashes` reads of the
+    chunk (ColumnMetaData's dictionary_page_offset, data_page_offset,
+    total_compressed_size and codec; None where not an integer)."""
+
+    label: str  # "<file>: row group <r> column <name>"
+    footer_offset: int
+    dictionary_page_offset: int | None
+    data_page_offset: int | None
+    total_compressed_size: int | None
+    codec: str
+    crypto: ChunkCrypto | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DictionaryHashes:
+    """The xxHash64 of a dictionary page's entries, in page order (a repeated entry
+    repeats its hash), and how many of them are distinct."""
+
+    hashes: np.ndarray
+    distinct: int
+
+    def contains_any(self, probe: np.ndarray) -> bool:
+        """Whether any of ``probe`` (hashes) is among the entries."""
+        return bool(kernels.any_in(self.hashes, probe)) if self.hashes.size else False
+
+
+def hashes_at(
+    fh: BinaryIO, place: DictionaryPlace, physical: PhysicalType, type_length: int | None
+) -> DictionaryHashes | Unavailable:
+    """The hashes of the dictionary at ``place`` (:func:`dictionary_hashes` unsorted)."""
     try:
-        plain = _read_dictionary(fh, footer, chunk, physical, type_length, label)
+        page = _read_dictionary(fh, place)
+        if isinstance(page, str):
+            return Unavailable(f"dictionary unreadable: {page}")
+        buf, count = page
+        if physical is PhysicalType.BYTE_ARRAY:  # hashed where the values lie
+            if count > buf.size // 4:
+                raise CorruptFileError(
+                    f"{place.label}: dictionary page too short for {count} values"
+                )
+            h = np.empty(count, np.uint64)
+            if kernels.hash_byte_arrays(buf, count, h) < 0:
+                raise CorruptFileError(
+                    f"{place.label}: dictionary page BYTE_ARRAY lengths overrun it"
+                )
+        else:
+            plain = _decode_plain(buf, count, physical, type_length, place.label)
+            if isinstance(plain, str):
+                return Unavailable(f"dictionary unreadable: {plain}")
+            h = hash_plain(plain)
     except (CorruptFileError, DecryptionError) as e:
         return Unavailable(f"dictionary unreadable: {e}")
-    if isinstance(plain, str):
-        return Unavailable(f"dictionary unreadable: {plain}")
-    return np.unique(hash_plain(plain))
+    distinct = int(sbbf_kernels.count_distinct(h, _MULTIPLIER)) if h.size else 0
+    return DictionaryHashes(h, distinct)
 
 
-def _read_dictionary(
-    fh: BinaryIO,
-    footer: Footer,
-    chunk: ColumnChunk,
-    physical: PhysicalType,
-    type_length: int | None,
-    label: str,
-) -> PlainValues | str:
-    dict_off, data_off = chunk.dictionary_page_offset, chunk.data_page_offset
+def _read_dictionary(fh: BinaryIO, place: DictionaryPlace) -> tuple[np.ndarray, int] | str:
+    """The dictionary page's payload (decrypted, decompressed) and its number of values,
+    or why it is not read."""
+    label = place.label
+    dict_off, data_off = place.dictionary_page_offset, place.data_page_offset
     start = dict_off if isinstance(dict_off, int) and dict_off > 0 else data_off
-    if not isinstance(start, int) or not 4 <= start < footer.footer_offset:
+    if not isinstance(start, int) or not 4 <= start < place.footer_offset:
         return "no dictionary page offset"
-    limit = footer.footer_offset
-    size = chunk.total_compressed_size
+    limit = place.footer_offset
+    size = place.total_compressed_size
     if isinstance(size, int) and size > 0:
         limit = min(limit, start + size)
-    crypto = chunk.crypto
+    crypto = place.crypto
     if crypto is None:
         header, payload_at = _page_header(fh, start, limit, label)
     else:
@@ -158,10 +231,10 @@ def _read_dictionary(
         if end != payload_at + compressed:
             raise CorruptFileError(f"{what}: encrypted module does not fill the page")
         raw = crypto.decrypt(body, DICTIONARY_MODULE, what)
-    data = _decompress(raw, chunk.codec, uncompressed, label)
+    data = _decompress(raw, place.codec, uncompressed, label)
     if isinstance(data, str):
         return data
-    return _decode_plain(np.frombuffer(data, np.uint8), num_values, physical, type_length, label)
+    return np.frombuffer(data, np.uint8), num_values
 
 
 def _page_header(fh: BinaryIO, start: int, limit: int, label: str) -> tuple[Struct, int]:
@@ -179,7 +252,8 @@ def _page_header(fh: BinaryIO, start: int, limit: int, label: str) -> tuple[Stru
     raise CorruptFileError(f"{label}: page header longer than {_HEADER_WINDOWS[-1]} B")
 
 
-def _decompress(raw: bytes, codec: str, size: int, label: str) -> bytes | str:
+def _decompress(raw: bytes, codec: str, size: int, label: str) -> Any:
+    """The page decompressed (bytes, or a ``pyarrow.Buffer``), or why not."""
     if codec == "UNCOMPRESSED":
         if len(raw) != size:
             raise CorruptFileError(f"{label}: dictionary page sizes disagree")
@@ -191,8 +265,7 @@ def _decompress(raw: bytes, codec: str, size: int, label: str) -> bytes | str:
         out = pa.Codec(name).decompress(raw, decompressed_size=size)
     except (pa.ArrowException, OSError, ValueError) as e:
         raise CorruptFileError(f"{label}: cannot decompress the dictionary page ({e})") from None
-    out = out.to_pybytes() if hasattr(out, "to_pybytes") else bytes(out)
-    if len(out) != size:
+    if out.size != size:
         raise CorruptFileError(f"{label}: dictionary page decompressed to a different size")
     return out
 

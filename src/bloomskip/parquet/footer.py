@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -131,6 +132,30 @@ class RowGroup:
     columns: list[ColumnChunk]
 
 
+class LazyRowGroups(Sequence[RowGroup]):
+    """The row groups of a footer whose structure was already validated (by the compiled
+    reader of :mod:`.chunks`), built from its FileMetaData on first use."""
+
+    def __init__(self, meta: Struct, leaves: list[LeafColumn], label: str) -> None:
+        self._args: tuple[Struct, list[LeafColumn], str] | None = (meta, leaves, label)
+        self._items: list[RowGroup] = []
+
+    def _all(self) -> list[RowGroup]:
+        if self._args is not None:
+            self._items = _row_groups(*self._args)
+            self._args = None
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[RowGroup]:
+        return iter(self._all())
+
+
 @dataclass
 class Footer:
     """The parsed footer of one Parquet file."""
@@ -141,7 +166,7 @@ class Footer:
     footer_length: int
     metadata: Struct
     leaves: list[LeafColumn]
-    row_groups: list[RowGroup]
+    row_groups: Sequence[RowGroup]
     #: the file's encryption state (None for a plaintext file)
     crypto: FileDecryptor | None = None
     #: FileCryptoMetaData of an encrypted footer (written back unchanged)
@@ -188,25 +213,8 @@ def read_footer(
             return read_footer(fh, name=name or os.fspath(source), decryption=decryption)
     fh = source
     label = name or getattr(fh, "name", "<parquet>")
-    fh.seek(0, os.SEEK_END)
-    size = fh.tell()
-    if size < 12:
-        raise CorruptFileError(f"{label}: {size} bytes is too small for a Parquet file")
-    fh.seek(0)
-    head = fh.read(4)
-    fh.seek(size - 8)
-    tail = fh.read(8)
-    (footer_len,) = struct.unpack("<I", tail[:4])
-    encrypted = tail[4:] == ENCRYPTED_MAGIC
-    if (head, tail[4:]) not in ((MAGIC, MAGIC), (ENCRYPTED_MAGIC, ENCRYPTED_MAGIC)):
-        raise CorruptFileError(f"{label}: not a Parquet file (magic {head!r} / {tail[4:]!r})")
-    if footer_len > size - 12 or footer_len > MAX_FOOTER_BYTES:
-        raise CorruptFileError(
-            f"{label}: footer length {footer_len} does not fit in a file of {size} bytes"
-        )
-    start = size - 8 - footer_len
-    fh.seek(start)
-    raw = fh.read(footer_len)
+    size, start, raw, encrypted = read_tail(fh, label)
+    footer_len = size - 8 - start
     crypto: FileDecryptor | None = None
     crypto_metadata: bytes | None = None
     if encrypted:
@@ -257,6 +265,30 @@ def read_footer(
     return Footer(label, size, start, footer_len, meta, leaves, groups, crypto, crypto_metadata)
 
 
+def read_tail(fh: BinaryIO, label: str) -> tuple[int, int, bytes, bool]:
+    """The footer bytes of a Parquet file, checked against its size and magic:
+    ``(file size, footer offset, footer bytes, whether the footer is encrypted)``."""
+    fh.seek(0, os.SEEK_END)
+    size = fh.tell()
+    if size < 12:
+        raise CorruptFileError(f"{label}: {size} bytes is too small for a Parquet file")
+    fh.seek(0)
+    head = fh.read(4)
+    fh.seek(size - 8)
+    tail = fh.read(8)
+    (footer_len,) = struct.unpack("<I", tail[:4])
+    encrypted = tail[4:] == ENCRYPTED_MAGIC
+    if (head, tail[4:]) not in ((MAGIC, MAGIC), (ENCRYPTED_MAGIC, ENCRYPTED_MAGIC)):
+        raise CorruptFileError(f"{label}: not a Parquet file (magic {head!r} / {tail[4:]!r})")
+    if footer_len > size - 12 or footer_len > MAX_FOOTER_BYTES:
+        raise CorruptFileError(
+            f"{label}: footer length {footer_len} does not fit in a file of {size} bytes"
+        )
+    start = size - 8 - footer_len
+    fh.seek(start)
+    return size, start, fh.read(footer_len), encrypted
+
+
 def _int(value) -> int | None:
     """``value`` if it is an integer (not a bool), else None: hostile footers can put any
     Thrift type in a field."""
@@ -273,7 +305,12 @@ def _structs(value, what: str, label: str) -> list[Struct]:
 
 
 def _leaves(meta: Struct, label: str) -> list[LeafColumn]:
-    elements = _structs(meta.get(2), "the schema", label)
+    return leaves_of(meta.get(2), label)
+
+
+def leaves_of(schema, label: str) -> list[LeafColumn]:
+    """The leaf columns of a FileMetaData's ``schema`` field (its decoded value)."""
+    elements = _structs(schema, "the schema", label)
     if not elements:
         raise CorruptFileError(f"{label}: footer has no schema")
     leaves: list[LeafColumn] = []

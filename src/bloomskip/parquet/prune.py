@@ -37,12 +37,14 @@ from bloomskip.expr.bind import Column, bind, resolve
 from bloomskip.expr.expressions import BoundReference, Expression, In, LiteralPredicate, literal
 from bloomskip.expr.literals import Values, convert, to_arrow
 from bloomskip.hashing import hash_values
-from bloomskip.parquet.bloom import FilterStatus, LoadedFilter, load_filter
+from bloomskip.parquet.bloom import LoadedFilter, load_filter
+from bloomskip.parquet.chunks import ChunkArrays, ChunkSource, FooterSource, open_chunks
 from bloomskip.parquet.crypto import Decryption
-from bloomskip.parquet.dictionary import dictionary_hashes, fully_dictionary_encoded
-from bloomskip.parquet.footer import Footer, read_footer
+from bloomskip.parquet.dictionary import DictionaryHashes, hashes_at
+from bloomskip.parquet.filters import ColumnFilters
+from bloomskip.parquet.footer import Footer, LeafColumn
 from bloomskip.parquet.schema import BYTES, FLOAT, ColumnType, column_type
-from bloomskip.parquet.stats import ChunkStats, chunk_stats, literal_key
+from bloomskip.parquet.stats import Stats, decode, has_type_order, literal_key
 from bloomskip.prune.engine import Pruner, overall
 from bloomskip.prune.engine import probe as probe_units
 from bloomskip.prune.evidence import ColumnEvidence, Findings, Proof, Status, Unavailable
@@ -53,7 +55,11 @@ STAGES = ("statistics", "dictionary", "bloom")
 
 def schema_of(footer: Footer) -> tuple[dict[str, Column], list[ColumnType]]:
     """The binding schema of a file (leaf name -> logical type) and each leaf's type."""
-    types = [column_type(leaf) for leaf in footer.leaves]
+    return _schema(footer.leaves)
+
+
+def _schema(leaves: list[LeafColumn]) -> tuple[dict[str, Column], list[ColumnType]]:
+    types = [column_type(leaf) for leaf in leaves]
     schema = {t.name: Column(t.arrow_type, i) for i, t in enumerate(types)}
     return schema, types
 
@@ -77,25 +83,23 @@ def prune(
     """
     name = os.fspath(path)
     with open(name, "rb") as fh:
-        footer = footer or read_footer(fh, name=name, decryption=decryption)
-        schema, types = schema_of(footer)
+        if footer is not None:
+            source: ChunkSource = FooterSource(footer)
+        else:
+            source = open_chunks(fh, name, decryption=decryption)
+        schema, types = _schema(source.leaves)
         bound = bind(predicate, schema)
-        file = _File(fh, footer, types, frozenset(stages))
-        groups = footer.row_groups
-        rows = np.array([rg.num_rows for rg in groups], dtype=np.int64)
-        verdict = Pruner(len(groups), file.evidence).decide(bound, rows > 0)
+        file = _File(fh, source, types, frozenset(stages))
+        rows = source.num_rows
+        verdict = Pruner(rows.shape[0], file.evidence).decide(bound, rows > 0)
         result = PruneResult(name, str(predicate))
-        for i, rg in enumerate(groups):
-            why = verdict.why[i] if verdict.why else None  # type: ignore[index]
-            result.units.append(
-                Unit(
-                    rg.index,
-                    rg.first_row,
-                    rg.num_rows,
-                    bool(verdict.may[i]),
-                    why or "the row group has no rows",
-                )
-            )
+        may = verdict.may.tolist()
+        why = verdict.why or [None] * len(may)
+        first = 0
+        units = result.units
+        for i, n in enumerate(rows.tolist()):
+            units.append(Unit(i, first, n, may[i], why[i] or "the row group has no rows"))
+            first += n
     return result
 
 
@@ -112,20 +116,20 @@ def probe(
     name = os.fspath(path)
     lits = tuple(literal(v) for v in values)
     with open(name, "rb") as fh:
-        footer = read_footer(fh, name=name, decryption=decryption)
-        schema, types = schema_of(footer)
+        source = open_chunks(fh, name, decryption=decryption)
+        schema, types = _schema(source.leaves)
         ref = resolve(column, schema)
         leaf = In(ref, lits, tuple(convert(lit, ref.type) for lit in lits))
-        file = _File(fh, footer, types, frozenset({"bloom"}))
-        units = np.arange(len(footer.row_groups))
-        answers = probe_units(file.evidence(ref), leaf, units)
+        file = _File(fh, source, types, frozenset({"bloom"}))
+        rows = source.num_rows.tolist()
+        answers = probe_units(file.evidence(ref), leaf, np.arange(len(rows)))
         result = ProbeResult(name, ref.name, [str(lit) for lit in lits])
-        for rg, answer in zip(footer.row_groups, answers, strict=True):
+        first = 0
+        for i, (n, answer) in enumerate(zip(rows, answers, strict=True)):
             statuses = tuple(s for s, _ in answer)
             reason = "; ".join(dict.fromkeys(r for _, r in answer))
-            result.units.append(
-                ProbeUnit(rg.index, rg.first_row, rg.num_rows, overall(statuses), statuses, reason)
-            )
+            result.units.append(ProbeUnit(i, first, n, overall(statuses), statuses, reason))
+            first += n
     return result
 
 
@@ -133,19 +137,18 @@ def probe(
 
 
 class _File:
-    """Per-file state: the open file, column types, the stages in use, and what was read
-    (statistics, dictionaries and filters are read at most once, when first asked)."""
+    """Per-file state: the open file, its chunks, column types, the stages in use, and
+    what was read (statistics, dictionaries and filters are read at most once)."""
 
     def __init__(
-        self, fh: BinaryIO, footer: Footer, types: list[ColumnType], stages: frozenset[str]
+        self, fh: BinaryIO, source: ChunkSource, types: list[ColumnType], stages: frozenset[str]
     ) -> None:
         unknown = stages - set(STAGES)
         if unknown:
             raise InvalidParameterError(f"unknown stages {sorted(unknown)}; use {STAGES}")
-        self.fh, self.footer, self.types, self.stages = fh, footer, types, stages
+        self.fh, self.source, self.types, self.stages = fh, source, types, stages
         self._hashes: dict[tuple[int, tuple[Any, ...]], np.ndarray] = {}
-        self._stats: dict[tuple[int, int], ChunkStats] = {}
-        self._dicts: dict[tuple[int, int], np.ndarray | Unavailable] = {}
+        self._dicts: dict[tuple[int, int], DictionaryHashes | Unavailable] = {}
         self._blooms: dict[tuple[int, int], LoadedFilter] = {}
 
     def evidence(self, ref: BoundReference) -> ColumnEvidence:
@@ -160,36 +163,26 @@ class _File:
             h = self._hashes[key] = hash_values(to_arrow(values, t.arrow_type), physical=t.spec)
         return h
 
-    def stats(self, rg: int, col: int) -> ChunkStats:
-        found = self._stats.get((rg, col))
-        if found is None:
-            if "statistics" in self.stages:
-                chunk = self.footer.row_groups[rg].columns[col]
-                found = chunk_stats(self.footer, chunk, self.types[col])
-            else:
-                found = ChunkStats(note="statistics not used")
-            self._stats[(rg, col)] = found
-        return found
-
-    def dictionary(self, rg: int, col: int) -> np.ndarray | Unavailable:
+    def dictionary(self, rg: int, col: int) -> DictionaryHashes | Unavailable:
         """The hashes of a chunk's dictionary, when it lists every value of the chunk."""
         found = self._dicts.get((rg, col))
         if found is None:
-            t, chunk = self.types[col], self.footer.row_groups[rg].columns[col]
-            full, why = fully_dictionary_encoded(chunk)
+            t = self.types[col]
+            full, why = self.source.coverage(rg, col)
             if not full:
                 found = Unavailable(why)
             else:
                 length = t.spec.type_length  # type: ignore[union-attr]
-                found = dictionary_hashes(self.fh, self.footer, chunk, t.physical_type, length)
+                place = self.source.place(rg, col)
+                found = hashes_at(self.fh, place, t.physical_type, length)  # type: ignore[arg-type]
             self._dicts[(rg, col)] = found
         return found
 
     def bloom(self, rg: int, col: int) -> LoadedFilter:
         found = self._blooms.get((rg, col))
         if found is None:
-            chunk = self.footer.row_groups[rg].columns[col]
-            found = self._blooms[(rg, col)] = load_filter(self.fh, self.footer, chunk)
+            chunk = self.source.chunk(rg, col)
+            found = self._blooms[(rg, col)] = load_filter(self.fh, self.source.footer, chunk)
         return found
 
 
@@ -199,8 +192,11 @@ class _Column(ColumnEvidence):
     def __init__(self, file: _File, col: int, name: str) -> None:
         super().__init__(name)
         self.file, self.col, self.t = file, col, file.types[col]
-        chunks = [rg.columns[col] for rg in file.footer.row_groups]
-        self.locked = [c.locked for c in chunks]
+        self.arrays: ChunkArrays = file.source.column(col)
+        self.locked = self.arrays.locked
+        self._type_order = has_type_order(file.source.column_orders(), col)
+        self._stats: Stats | None = None
+        self._filters: ColumnFilters | None = None
         stages = file.stages
         self.stages = [
             _Statistics(self),
@@ -209,10 +205,38 @@ class _Column(ColumnEvidence):
         ]
         self.probe_stages = [_Bloom(self, used=True)]
 
+    def filters(self) -> ColumnFilters:
+        """The column's bloom filters, read in batches."""
+        if self._filters is None:
+            f, source = self.file, self.file.source
+            footer = source.footer
+            self._filters = ColumnFilters(
+                f.fh,
+                self.arrays,
+                footer.footer_offset,
+                footer.crypto is None,
+                lambda rg: f.bloom(rg, self.col),
+                source.ensure,
+            )
+        return self._filters
+
+    def stats(self, units: np.ndarray) -> Stats:
+        """The statistics of ``units`` (ascending row group numbers)."""
+        arrays, used = self.arrays, "statistics" in self.file.stages
+        if arrays.filled is not None:  # read row by row: only what is asked
+            self.file.source.ensure(arrays, units)
+            return decode(arrays, units, self.t, type_order=self._type_order, used=used)
+        if self._stats is None:  # every row group at once, then the units asked
+            every = np.arange(arrays.fields.shape[0])
+            self._stats = decode(arrays, every, self.t, type_order=self._type_order, used=used)
+        return _take(self._stats, units)
+
     def blocked(self, units: np.ndarray) -> Proof:
         if self.t.repeated:
             why = f"{self.name} is inside a list or map; not used for pruning"
             return Proof(np.ones(units.shape[0], np.bool_), why)
+        if self.locked is None:
+            return Proof.none(units.shape[0], "")
         locked = [self.locked[u] for u in units.tolist()]
         why = [
             f"{lk}; its statistics, dictionary and bloom filter are unavailable" if lk else ""
@@ -226,25 +250,25 @@ class _Column(ColumnEvidence):
             return Proof.none(units.shape[0], f"{name} is inside a list or map")
         if t.required:
             return Proof(np.ones(units.shape[0], np.bool_), f"{name} is REQUIRED, never null")
-        proven, why = [], []
-        for u in units.tolist():
-            if self.locked[u]:
-                proven.append(False)
-                why.append(f"{self.locked[u]}; its statistics are unavailable")
-            elif self.file.stats(u, self.col).null_count == 0:
-                proven.append(True)
-                why.append(f"statistics: {name} has no nulls")
-            else:
-                proven.append(False)
-                why.append(f"{name} may be null")
-        return Proof(np.array(proven, dtype=np.bool_), why)
+        locked = self.locked or [None] * (int(units.max()) + 1 if units.size else 0)
+        open_ = np.array([not locked[u] for u in units.tolist()], dtype=np.bool_)
+        proven = np.zeros(units.shape[0], np.bool_)
+        if open_.any():
+            proven[open_] = self.stats(units[open_]).null_count == 0
+        why = [
+            f"{locked[u]}; its statistics are unavailable"
+            if locked[u]
+            else f"statistics: {name} has no nulls"
+            if p
+            else f"{name} may be null"
+            for u, p in zip(units.tolist(), proven.tolist(), strict=True)
+        ]
+        return Proof(proven, why)
 
     def only_nulls(self, units: np.ndarray) -> Proof:
-        proven = np.array(
-            [self.file.stats(u, self.col).all_null for u in units.tolist()], dtype=np.bool_
-        )
-        return Proof(proven, [f"statistics: every {self.name} is null" if p else
-                              f"{self.name} may be non-null" for p in proven])  # fmt: skip
+        proven = self.stats(units).all_null
+        yes, no = f"statistics: every {self.name} is null", f"{self.name} may be non-null"
+        return Proof(proven, [yes if p else no for p in proven.tolist()])
 
     def all_equal(self, p: LiteralPredicate, units: np.ndarray) -> Proof:
         """Only statistics can rule ``!=`` out: min = max = a literal. Strings may have
@@ -262,18 +286,37 @@ class _Column(ColumnEvidence):
                 continue
         lits = ", ".join(map(str, p.literals))
         proven, why = [], []
-        for u in units.tolist():
-            st = self.file.stats(u, self.col)
-            if t.order in (None, BYTES, FLOAT) or st.min is None or st.min != st.max:
+        for lo, hi in zip(*self.stats(units).values(), strict=True):
+            if t.order in (None, BYTES, FLOAT) or lo is None or lo != hi:
                 proven.append(False)
                 why.append(f"{self.name} != ...: only all-equal statistics could rule it out")
-            elif st.min in keys:
+            elif lo in keys:
                 proven.append(True)
                 why.append(f"statistics: every non-null {self.name} equals one of {lits}")
             else:
                 proven.append(False)
                 why.append(f"{self.name} has values other than the literals")
         return Proof(np.array(proven, dtype=np.bool_), why)
+
+
+def _take(stats: Stats, units: np.ndarray) -> Stats:
+    """The rows ``units`` of statistics decoded for every row group."""
+    if units.shape[0] == stats.has_lo.shape[0]:
+        return stats  # every row group, in order (units are ascending and distinct)
+    pick = units.tolist()
+    lo = stats.lo[units] if stats.numeric else [stats.lo[u] for u in pick]
+    hi = stats.hi[units] if stats.numeric else [stats.hi[u] for u in pick]
+    return Stats(
+        [stats.note[u] for u in pick],
+        stats.null_count[units],
+        stats.num_values[units],
+        stats.has_num_values[units],
+        stats.has_lo[units],
+        stats.has_hi[units],
+        lo,
+        hi,
+        stats.numeric,
+    )
 
 
 class _Statistics:
@@ -288,19 +331,23 @@ class _Statistics:
             keys = [literal_key(v, t) for v in values.values]
         except (ValueError, TypeError):
             keys = []
-        status, why = [], []
-        for u in units.tolist():
-            st = self.c.file.stats(u, self.c.col)
-            if st.min is None and st.max is None:
-                status.append(Status.UNAVAILABLE)
-                why.append(st.note or "no statistics")
-            elif keys and all(st.excludes(k) for k in keys):
-                status.append(Status.EXCLUDED)
-                why.append(f"statistics: outside [{_show(st.min)}, {_show(st.max)}]")
+        st = self.c.stats(units)
+        known = st.has_lo | st.has_hi
+        out = st.excluded(keys)
+        status = np.where(known, Status.INCONCLUSIVE, Status.UNAVAILABLE).astype(np.uint8)
+        status[out] = Status.EXCLUDED
+        if not out.any():  # no bounds to show
+            why = ["within [min, max]" if k else note or "no statistics"
+                   for k, note in zip(known.tolist(), st.note, strict=True)]  # fmt: skip
+            return Findings(status, why)
+        why = []
+        los, his = st.values()
+        for k, o, note, lo, hi in zip(known.tolist(), out.tolist(), st.note, los, his, strict=True):
+            if o:
+                why.append(f"statistics: outside [{_show(lo)}, {_show(hi)}]")
             else:
-                status.append(Status.INCONCLUSIVE)
-                why.append("within [min, max]")
-        return Findings(np.array(status, dtype=np.uint8), why)
+                why.append("within [min, max]" if k else note or "no statistics")
+        return Findings(status, why)
 
 
 class _Dictionary:
@@ -321,12 +368,12 @@ class _Dictionary:
                 why.append(d.reason if d.reason.startswith("dictionary unreadable") else "")
                 continue
             h = self.c.file.hashes(self.c.col, values.values) if h is None else h
-            if np.isin(h, d).any():
+            if d.contains_any(h):
                 status.append(Status.INCLUDED)
                 why.append("in the dictionary")
             else:
                 status.append(Status.EXCLUDED)
-                why.append(f"dictionary: not among its {d.size} values")
+                why.append(f"dictionary: not among its {d.distinct} values")
         return Findings(np.array(status, dtype=np.uint8), why)
 
 
@@ -342,23 +389,8 @@ class _Bloom:
             return Findings.same(n, Status.UNAVAILABLE, "bloom filter not used")
         if not self.c.t.bloom_ok:
             return Findings.same(n, Status.UNAVAILABLE, self.c.t.why_not)
-        status, why = [], []
-        h = None
-        for u in units.tolist():
-            loaded = self.c.file.bloom(u, self.c.col)
-            if loaded.filter is None:
-                invalid = loaded.status is FilterStatus.INVALID
-                status.append(Status.UNAVAILABLE)
-                why.append(f"bloom filter invalid: {loaded.reason}" if invalid else loaded.reason)
-                continue
-            h = self.c.file.hashes(self.c.col, values.values) if h is None else h
-            if loaded.filter.check_hashes(h).any():
-                status.append(Status.INCONCLUSIVE)
-                why.append("bloom filter: maybe present")
-            else:
-                status.append(Status.EXCLUDED)
-                why.append("bloom filter: absent")
-        return Findings(np.array(status, dtype=np.uint8), why)
+        col = self.c.col
+        return self.c.filters().test(units, lambda: self.c.file.hashes(col, values.values))
 
 
 def _show(bound: Any) -> str:

@@ -212,6 +212,20 @@ def decode_struct(
     return _read_struct(data, pos, limit, 0, name)
 
 
+def decode_value(
+    buf: bytes, pos: int, end: int, type_code: int, *, name: str, depth: int = 0
+) -> tuple[Any, int]:
+    """Decode the value of one field of a struct at ``depth`` (as :func:`decode_struct`
+    reads it, structs in lists deferred) from ``pos``: the value and the position after."""
+    if type_code in (BOOL_TRUE, BOOL_FALSE):
+        return type_code == BOOL_TRUE, pos
+    if type_code in _INT_TYPES and type_code != BYTE:
+        return _zigzag_at(buf, pos, end, _INT_RANGE[type_code], name)
+    if type_code == STRUCT:
+        return _read_struct(buf, pos, end, depth + 1, name)
+    return _read_value(buf, pos, end, type_code, depth, False, name)
+
+
 def _uvarint_at(buf: bytes, pos: int, end: int, name: str) -> tuple[int, int]:
     result = shift = 0
     for _ in range(10):

@@ -18,10 +18,12 @@ unsupported condition       may match (a range, LIKE, a function...)
 ``col IS NOT NULL``         cannot match where only nulls are proven
 ``col = v``, ``IN (...)``   the candidate values of every literal together (a literal no
                             value of the column can equal drops out; one bloomskip cannot
-                            convert makes the leaf may match): cannot match where only
-                            nulls are proven, else the stages in order, each asked only
-                            about the units still undecided, until one rules the values
-                            out (cannot match) or proves one present (may match)
+                            convert makes the leaf may match): cannot match where coarse
+                            evidence rules the values out for a whole group of units (ORC
+                            stripe statistics), or where only nulls are proven, else the
+                            stages in order, each asked only about the units still
+                            undecided, until one rules the values out (cannot match) or
+                            proves one present (may match)
 ``col != v``, ``NOT IN``    cannot match where only nulls are, or where the only value is
                             proven equal to a literal; never from a filter
 anything blocked            may match (a column inside a list, a locked column)
@@ -159,12 +161,13 @@ class Pruner:
             return Verdict(may, None)
         assert left.why is not None and right.why is not None
         why: list[str | None] = [None] * self.size
+        lw, rw, lm, rm = left.why, right.why, left.may.tolist(), right.may.tolist()
         for i in np.flatnonzero(live).tolist():
-            a, b = left.why[i], right.why[i]
+            a, b = lw[i], rw[i]
             if both:
-                why[i] = a if not left.may[i] else b if not right.may[i] else _join(a, b, "; ")
+                why[i] = a if not lm[i] else b if not rm[i] else _join(a, b, "; ")
             else:
-                why[i] = a if left.may[i] else b if right.may[i] else _join(a, b, " and ")
+                why[i] = a if lm[i] else b if rm[i] else _join(a, b, " and ")
         return Verdict(may, why)
 
     def _verdict(self, idx: np.ndarray, may: np.ndarray, why: Why) -> Verdict:
@@ -172,6 +175,9 @@ class Pruner:
         out[idx] = may
         if not self.reasons:
             return Verdict(out, None)
+        if idx.shape[0] == self.size:  # every unit (idx is ascending and distinct)
+            whole = [why] * self.size if isinstance(why, str) else list(why)
+            return Verdict(out, whole)  # type: ignore[arg-type]
         reasons: list[str | None] = [None] * self.size
         if isinstance(why, str):
             for i in idx.tolist():
@@ -233,13 +239,25 @@ class Pruner:
             return self._verdict(idx, np.zeros(n, np.bool_), _summary(p, dropped))
         label = _label(p)
         state = np.zeros(n, dtype=np.uint8)  # 0 pending; else the deciding Status
-        nulls = ev.only_nulls(idx)
-        state[nulls.proven] = Status.EXCLUDED
         said: list[list[str]] | None = [[] for _ in range(n)] if self.reasons else None
         final: list[str] = [""] * n if self.reasons else []
-        if self.reasons and nulls.proven.any():
-            for j in np.flatnonzero(nulls.proven).tolist():
-                final[j] = why_at(nulls.why, j)
+        for stage in ev.coarse:  # whole groups of units ruled out first
+            pending = np.flatnonzero(state == 0)
+            if pending.size == 0:
+                break
+            found = stage.test(values, idx[pending])
+            out = np.flatnonzero(found.status == Status.EXCLUDED)
+            state[pending[out]] = Status.EXCLUDED
+            if self.reasons:
+                for k in out.tolist():
+                    final[int(pending[k])] = why_at(found.why, k)
+        rest = np.flatnonzero(state == 0)
+        nulls = ev.only_nulls(idx[rest]) if rest.size < n else ev.only_nulls(idx)
+        proven = rest[nulls.proven]
+        state[proven] = Status.EXCLUDED
+        if self.reasons and proven.size:
+            for k in np.flatnonzero(nulls.proven).tolist():
+                final[int(rest[k])] = why_at(nulls.why, k)
         for stage in ev.stages:
             pending = np.flatnonzero(state == 0)
             if pending.size == 0:
@@ -249,9 +267,11 @@ class Pruner:
             decided = (status == Status.EXCLUDED) | (status == Status.INCLUDED)
             state[pending[decided]] = status[decided]
             if said is not None:
-                for k, j in enumerate(pending.tolist()):
-                    text = why_at(found.why, k)
-                    if decided[k]:
+                texts = found.why
+                if isinstance(texts, str):
+                    texts = [texts] * pending.shape[0]
+                for j, d, text in zip(pending.tolist(), decided.tolist(), texts, strict=True):
+                    if d:
                         final[j] = text
                     elif text:
                         said[j].append(text)
@@ -259,12 +279,17 @@ class Pruner:
         if said is None:
             return self._verdict(idx, may, "")
         why = []
-        for j in range(n):
-            if not may[j]:
-                why.append(_summary(p, [*dropped, f"{label}: {final[j]}"]))
+        head = f"{label}: "
+        for j, m in enumerate(may.tolist()):
+            last, earlier = final[j], said[j]
+            if not m:
+                why.append(_cut(head + last) if not dropped else
+                           _summary(p, [*dropped, head + last]))  # fmt: skip
+            elif not earlier:
+                why.append(head + (last or "no evidence"))
             else:
-                parts = dict.fromkeys([*said[j], final[j]] if final[j] else said[j])
-                why.append(f"{label}: {'; '.join(parts) or 'no evidence'}")
+                parts = dict.fromkeys([*earlier, last] if last else earlier)
+                why.append(f"{head}{'; '.join(parts)}")
         return self._verdict(idx, may, why)
 
 
@@ -343,7 +368,11 @@ def _summary(p: LiteralPredicate, parts: list[str]) -> str:
 def _join(a: str | None, b: str | None, sep: str) -> str:
     """``a`` and ``b`` joined (once if equal), cut to a readable length."""
     a, b = a or "", b or ""
-    text = a if (a == b or not b) else b if not a else f"{a}{sep}{b}"
+    return _cut(a if (a == b or not b) else b if not a else f"{a}{sep}{b}")
+
+
+def _cut(text: str) -> str:
+    """``text`` cut to a readable length."""
     return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 3] + "..."
 
 

@@ -5,6 +5,8 @@ zone of the zone index. The engine (:mod:`.engine`) decides many units at once; 
 column a predicate uses, the format hands it a :class:`ColumnEvidence` over those units:
 
 * facts about nulls - units proven to hold no null, or only nulls (:class:`Proof`);
+* optionally, *coarse* stages: evidence over groups of units, asked first, that can
+  only rule values out (ORC stripe statistics for a stripe's row groups);
 * *stages* of value evidence, cheapest first (statistics, dictionary, bloom filter; file
   filter, zone filter): each tests the candidate values of a literal against the units
   it is asked about and answers, per unit, with a :class:`Status` and a reason;
@@ -103,6 +105,10 @@ class ColumnEvidence:
     nothing: every unit may hold nulls, values, anything; subclasses override what
     their format can prove."""
 
+    #: Evidence over groups of units (an ORC stripe's statistics for its row groups),
+    #: asked first for ``=`` and ``IN``: only its EXCLUDED answers count, so a group it
+    #: rules out is never looked at unit by unit (no row index read).
+    coarse: Sequence[Stage] = ()
     #: Value evidence, cheapest first, for ``=`` and ``IN``.
     stages: Sequence[Stage] = ()
     #: The evidence ``probe`` asks (usually the bloom filter alone).

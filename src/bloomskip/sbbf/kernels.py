@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bloomskip._numba import KERNEL, prefetch
+from bloomskip._numba import KERNEL, load_u32, prefetch
 from bloomskip.hashing.kernels import (
     CHUNK,
     hash_rows_chunk,
@@ -105,6 +105,29 @@ def insert_hashes(words, hashes):
 def check_hashes(words, hashes, out):
     """``out[i]`` = the filter may contain ``hashes[i]``."""
     _check_batch(words, _U64(words.shape[0] // 8), hashes, hashes.shape[0], out)
+
+
+@njit(**KERNEL)
+def check_bitsets(data, starts, num_bytes, hashes, out):
+    """Many filters at once: ``out[i]`` = the filter whose bitset is the ``num_bytes[i]``
+    bytes of ``data`` (uint8) from ``starts[i]`` (any alignment) may contain one of
+    ``hashes`` (the spec's block rule)."""
+    for i in range(starts.shape[0]):
+        blocks = _U64(num_bytes[i] // 32)
+        base = starts[i]
+        hit = False
+        for k in range(hashes.shape[0]):
+            h = hashes[k]
+            at = base + np.int64(block_index(h, blocks)) * 32
+            key = h & _LOW32
+            miss = np.uint32(0)
+            for j in range(8):
+                bit = ((key * _SALT64[j]) & _LOW32) >> _U64(27)
+                miss |= ~load_u32(data, at + 4 * j) & (np.uint32(1) << np.uint32(bit))
+            if miss == 0:
+                hit = True
+                break
+        out[i] = hit
 
 
 # --- the draft's block rule: the high 32 bits masked to a power-of-two block count ----
