@@ -66,7 +66,7 @@ from bloomskip.replace import (
     require_unchanged,
     same_file,
 )
-from bloomskip.reports import skip_lines
+from bloomskip.reports import AddReport, skip_lines
 
 #: ORC's default false-positive probability before ORC 1.9 (``orc.bloom.filter.fpp``),
 #: still pyarrow's and pyorc's.
@@ -105,19 +105,12 @@ class SkippedColumn:
 
 
 @dataclass
-class AddResult:
+class AddResult(AddReport):
     """What :func:`add_bloom_filters` did."""
 
-    source: str
-    path: str  # the file written (== source when in place)
     added: list[AddedIndex] = field(default_factory=list)
     skipped: list[SkippedColumn] = field(default_factory=list)
-    bytes_added: int = 0  # size of the new file minus size of the source
-    rewritten: bool = False  # False when there was nothing to do in place
-    rows: int = 0
     stripes: int = 0
-    row_groups: int = 0
-    seconds: float = 0.0
 
     @property
     def filters_added(self) -> dict[str, int]:
@@ -126,11 +119,6 @@ class AddResult:
         for a in self.added:
             out[a.column] += a.row_groups
         return dict(out)
-
-    @property
-    def filter_bytes(self) -> int:
-        """Bytes of the new streams, as stored."""
-        return sum(a.length for a in self.added)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary (what ``bloomskip add-bloom --json`` prints for ORC)."""
@@ -142,9 +130,7 @@ class AddResult:
 
     def to_text(self) -> str:
         """What ``bloomskip add-bloom`` prints: a summary, streams per column, skips."""
-        where = "in place" if self.path == self.source else f"to {self.path}"
-        if not self.rewritten:
-            where = "nothing to do, file unchanged"
+        where = self.where()
         count = sum(self.filters_added.values())
         lines = [
             f"{self.source}: {count} bloom filters added in {len(self.added)} "

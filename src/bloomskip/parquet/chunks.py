@@ -121,16 +121,7 @@ class ChunkSource:
 
     def place(self, rg: int, col: int) -> DictionaryPlace:
         """Where the chunk's dictionary page is."""
-        chunk, footer = self.chunk(rg, col), self.footer
-        return DictionaryPlace(
-            f"{footer.path}: row group {rg} column {self.leaves[col].name}",
-            footer.footer_offset,
-            chunk.dictionary_page_offset,
-            chunk.data_page_offset,
-            chunk.total_compressed_size,
-            chunk.codec,
-            chunk.crypto,
-        )
+        return DictionaryPlace.of(self.footer, rg, self.leaves[col].name, self.chunk(rg, col))
 
     def column_orders(self) -> Any:
         """The decoded FileMetaData.column_orders field (None when absent)."""

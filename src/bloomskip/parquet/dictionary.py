@@ -114,15 +114,7 @@ def dictionary_hashes(
 ) -> np.ndarray | Unavailable:
     """Sorted unique xxHash64 of the chunk's dictionary entries, or why they are not
     available (a dictionary that is there but cannot be read says so)."""
-    place = DictionaryPlace(
-        f"{footer.path}: row group {chunk.row_group} column {footer.leaves[chunk.column].name}",
-        footer.footer_offset,
-        chunk.dictionary_page_offset,
-        chunk.data_page_offset,
-        chunk.total_compressed_size,
-        chunk.codec,
-        chunk.crypto,
-    )
+    place = DictionaryPlace.of(footer, chunk.row_group, footer.leaves[chunk.column].name, chunk)
     found = hashes_at(fh, place, physical, type_length)
     return found if isinstance(found, Unavailable) else np.unique(found.hashes)
 
@@ -140,6 +132,20 @@ class DictionaryPlace:
     total_compressed_size: int | None
     codec: str
     crypto: ChunkCrypto | None = None
+
+    @classmethod
+    def of(cls, footer: Any, row_group: int, column: str, chunk: Any) -> DictionaryPlace:
+        """The place of ``chunk`` (a decoded column chunk: its dictionary and data page
+        offsets, size, codec and crypto) in row group ``row_group`` of ``footer``'s file."""
+        return cls(
+            f"{footer.path}: row group {row_group} column {column}",
+            footer.footer_offset,
+            chunk.dictionary_page_offset,
+            chunk.data_page_offset,
+            chunk.total_compressed_size,
+            chunk.codec,
+            chunk.crypto,
+        )
 
 
 @dataclass(frozen=True, slots=True)

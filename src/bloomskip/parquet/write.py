@@ -95,7 +95,7 @@ from bloomskip.replace import (
     require_unchanged,
     same_file,
 )
-from bloomskip.reports import skip_lines
+from bloomskip.reports import AddReport, skip_lines
 from bloomskip.sbbf import Sbbf, build_filter, build_folded
 from bloomskip.sbbf.sizing import SizingPolicy, num_bytes_for
 
@@ -122,28 +122,16 @@ class AddedFilter:
 
 
 @dataclass
-class AddResult:
+class AddResult(AddReport):
     """What :func:`add_bloom_filters` or :func:`write_table` did."""
 
-    source: str
-    path: str  # the file written (== source when in place)
     added: list[AddedFilter] = field(default_factory=list)
     skipped: list[SkippedChunk] = field(default_factory=list)
-    bytes_added: int = 0  # size of the new file minus size of the source
-    rewritten: bool = False  # False when there was nothing to do in place
-    rows: int = 0
-    row_groups: int = 0
-    seconds: float = 0.0
 
     @property
     def filters_added(self) -> dict[str, int]:
         """Filters written per column, in column order."""
         return dict(Counter(f.column for f in self.added))
-
-    @property
-    def filter_bytes(self) -> int:
-        """Bytes of headers and bitsets written."""
-        return sum(f.length for f in self.added)
 
     #: A JSON-ready summary (what ``bloomskip add-bloom --json`` prints).
     to_dict = partialmethod(
@@ -154,9 +142,7 @@ class AddResult:
 
     def to_text(self) -> str:
         """What ``bloomskip add-bloom`` prints: a summary, filters per column, skips."""
-        where = "in place" if self.path == self.source else f"to {self.path}"
-        if not self.rewritten:
-            where = "nothing to do, file unchanged"
+        where = self.where()
         lines = [
             f"{self.source}: {len(self.added)} bloom filters added ({self.filter_bytes:,} B, "
             f"file +{self.bytes_added:,} B) in {self.seconds:.2f} s, {where}"
