@@ -476,7 +476,7 @@ def main() -> None:
         default=None,
         help="lake rows, comma-separated (none: only the synthesized index)",
     )
-    ap.add_argument("--synth-rows", type=int, default=None)
+    ap.add_argument("--synth-rows", type=int, default=None, help="0: none")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--cold", type=int, default=5)
     ap.add_argument("--skip-spark", action="store_true", help="thread-pool build, no Spark")
@@ -490,7 +490,9 @@ def main() -> None:
         return
     spec = args.sizes or ("1000000,4000000" if args.quick else "20000000,200000000")
     sizes = [] if spec == "none" else [int(x) for x in spec.split(",")]
-    synth = args.synth_rows or (40_000_000 if args.quick else 2_000_000_000)
+    synth = args.synth_rows  # 0: no synthesized index
+    if synth is None:
+        synth = 40_000_000 if args.quick else 2_000_000_000
     args.data.mkdir(parents=True, exist_ok=True)
     import platform
 
