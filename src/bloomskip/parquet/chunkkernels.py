@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bloomskip.parquet.kernels import new_stack, skip_value
+from bloomskip.parquet.kernels import new_stack, skip_value, uvarint
 
 #: Deepest Thrift nesting (:data:`bloomskip.parquet.thrift.MAX_DEPTH`).
 MAX_DEPTH = 64
@@ -55,24 +55,6 @@ BAD_COLUMNS = -4  # a row group whose column chunks are not one per leaf
 
 
 @njit(cache=True, nogil=True)
-def _uvarint(buf, pos, end):  # pragma: no cover - compiled
-    """(value, position after) of a varint the walk has validated; position -1 if not."""
-    v = np.uint64(0)
-    shift = 0
-    while True:
-        if pos >= end or shift > 63:
-            return v, -1
-        b = buf[pos]
-        pos += 1
-        if shift == 63 and (b & 0x7F) > 1:
-            return v, -1
-        v |= np.uint64(b & 0x7F) << np.uint64(shift)
-        if b < 0x80:
-            return v, pos
-        shift += 7
-
-
-@njit(cache=True, nogil=True)
 def _header(buf, pos, end, last):  # pragma: no cover - compiled
     """A struct field header: (type, field id, position after); type -1 at the STOP,
     -2 for invalid bytes."""
@@ -86,7 +68,7 @@ def _header(buf, pos, end, last):  # pragma: no cover - compiled
     delta = head >> 4
     if delta:
         return t, last + delta, pos
-    v, pos = _uvarint(buf, pos, end)
+    v, pos = uvarint(buf, pos, end)
     if pos < 0 or v >= np.uint64(1 << 16):
         return -2, 0, -1
     fid = np.int64(v >> np.uint64(1)) ^ -np.int64(v & np.uint64(1))
@@ -101,7 +83,7 @@ def _integer(buf, pos, end, t):  # pragma: no cover - compiled
             return 0, -1
         b = np.int64(buf[pos])
         return (b - 256 if b > 127 else b), pos + 1
-    v, pos = _uvarint(buf, pos, end)
+    v, pos = uvarint(buf, pos, end)
     return np.int64(v >> np.uint64(1)) ^ -np.int64(v & np.uint64(1)), pos
 
 
@@ -149,7 +131,7 @@ def _list_header(buf, pos, end):  # pragma: no cover - compiled
     n = h >> 4
     et = h & 0x0F
     if n == 15:
-        v, pos = _uvarint(buf, pos, end)
+        v, pos = uvarint(buf, pos, end)
         if pos < 0 or v > np.uint64(end):
             return 0, 0, -1
         n = np.int64(v)
@@ -337,7 +319,7 @@ def _statistics(buf, pos, end, row, stack):  # pragma: no cover - compiled
                     b = i
             if b >= 0 and row[F_BOUNDS + 3 * b] == 0:
                 if t == 8:
-                    n, pos = _uvarint(buf, pos, end)
+                    n, pos = uvarint(buf, pos, end)
                     if pos < 0 or n > np.uint64(end - pos):
                         return -1
                     row[F_BOUNDS + 3 * b] = 1

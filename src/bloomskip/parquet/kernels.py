@@ -15,6 +15,25 @@ from bloomskip.hashing.kernels import xxh64_bytes
 
 
 @njit(cache=True, nogil=True)
+def uvarint(buf, pos, end):  # pragma: no cover - compiled
+    """(value, position after) of a ULEB128 varint as the Thrift decoder reads it; the
+    position is -1 when it runs past ``end`` or past 64 bits."""
+    v = np.uint64(0)
+    shift = 0
+    while True:
+        if pos >= end or shift > 63:
+            return v, -1
+        b = buf[pos]
+        pos += 1
+        if shift == 63 and (b & 0x7F) > 1:
+            return v, -1
+        v |= np.uint64(b & 0x7F) << np.uint64(shift)
+        if b < 0x80:
+            return v, pos
+        shift += 7
+
+
+@njit(cache=True, nogil=True)
 def skip_struct(buf, pos, end, depth, max_depth):  # pragma: no cover - compiled
     """Validate the struct at ``pos`` as the decoder would and return the position after
     it, or -1 if the decoder would raise. Iterative, with an explicit stack."""
@@ -47,27 +66,18 @@ def _scalar(buf, pos, end, t):  # pragma: no cover - compiled
         return pos + 1 if pos < end else -1
     if t == 7:
         return pos + 8 if pos + 8 <= end else -1
-    v = np.uint64(0)
-    shift = 0
-    while True:
-        if pos >= end or shift > 63:
-            return -1
-        b = buf[pos]
-        pos += 1
-        if shift == 63 and (b & 0x7F) > 1:  # bits past 64: the decoder sees them
-            return -1
-        v |= np.uint64(b & 0x7F) << np.uint64(shift)
-        if b < 0x80:
-            break
-        shift += 7
-    if t == 8:  # a length, then the bytes
-        if v > np.uint64(end) or pos + np.int64(v) > end:
-            return -1
-        return pos + np.int64(v)
-    bits = 16 if t == 4 else (32 if t == 5 else 64)
-    if shift > 0 and bits < 64 and v >= np.uint64(1) << np.uint64(bits):
+    v, after = uvarint(buf, pos, end)
+    if after < 0:
         return -1
-    return pos
+    if t == 8:  # a length, then the bytes
+        if v > np.uint64(end) or after + np.int64(v) > end:
+            return -1
+        return after + np.int64(v)
+    bits = 16 if t == 4 else (32 if t == 5 else 64)
+    several = after - pos > 1  # a one-byte varint always fits
+    if several and bits < 64 and v >= np.uint64(1) << np.uint64(bits):
+        return -1
+    return after
 
 
 @njit(cache=True, nogil=True)
@@ -100,21 +110,10 @@ def _skip(buf, pos, end, depth, max_depth, first, stack):  # pragma: no cover - 
                 continue
             t = np.int64(head & 0x0F)
             if head >> 4 == 0:  # long field header: zigzag i16 id
-                v = np.uint64(0)
-                shift = 0
-                while True:
-                    if pos >= end or shift > 63:
-                        return -1
-                    b = buf[pos]
-                    pos += 1
-                    if shift == 63 and (b & 0x7F) > 1:  # bits past 64: the decoder sees them
-                        return -1
-                    v |= np.uint64(b & 0x7F) << np.uint64(shift)
-                    if b < 0x80:
-                        break
-                    shift += 7
-                if shift > 0 and v >= np.uint64(1 << 16):
+                v, after = uvarint(buf, pos, end)
+                if after < 0 or (after - pos > 1 and v >= np.uint64(1 << 16)):
                     return -1
+                pos = after
             if t == 1 or t == 2:
                 continue  # a struct's boolean lives in the type nibble
             nd = d
@@ -147,20 +146,8 @@ def _skip(buf, pos, end, depth, max_depth, first, stack):  # pragma: no cover - 
             else:
                 n = np.int64(0)
             if t == 11 or n == 15:
-                u = np.uint64(0)
-                shift = 0
-                while True:
-                    if pos >= end or shift > 63:
-                        return -1
-                    b = buf[pos]
-                    pos += 1
-                    if shift == 63 and (b & 0x7F) > 1:  # bits past 64: the decoder sees them
-                        return -1
-                    u |= np.uint64(b & 0x7F) << np.uint64(shift)
-                    if b < 0x80:
-                        break
-                    shift += 7
-                if u > np.uint64(end):
+                u, pos = uvarint(buf, pos, end)
+                if pos < 0 or u > np.uint64(end):
                     return -1
                 n = np.int64(u)
             if t == 9 or t == 10:
