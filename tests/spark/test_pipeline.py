@@ -297,12 +297,17 @@ QUERIES = [
 
 
 def test_read_equals_plain_spark_and_opens_only_candidate_files(spark, lake, tmp_path):
+    """Both ways: Spark reading the candidate files (``local_rows=0``), and the driver
+    reading their candidate zones (a local relation)."""
     build_index(spark, lake, ["k", "s"], tmp_path / "idx", zone_rows=256)
     plain = spark.read.parquet(str(lake))
     for q in QUERIES:
-        plan = plan_read(spark, lake, tmp_path / "idx", q)
+        plan = plan_read(spark, lake, tmp_path / "idx", q, local_rows=0)
         assert _rows(plan.df) == _rows(plain.where(q)), q
-        assert _scan_files(plan.df) == plan.files_read, q
+        assert _scan_files(plan.df) == plan.files_read and plan.way == "spark", q
+        local = plan_read(spark, lake, tmp_path / "idx", q)
+        assert _rows(local.df) == _rows(plain.where(q)), q
+        assert local.way == ("driver" if local.files_read else "spark"), q
     point = plan_read(spark, lake, tmp_path / "idx", "k = 30005")
     assert (point.files_total, point.files_read) == (8, 1)
     assert point.skip_reasons == {"every zone ruled out": 7}
@@ -344,9 +349,11 @@ def test_paths_spark_writes_in_other_forms_are_matched(spark, tmp_path):
     plain = spark.read.parquet(str(lake))
     for i in range(len(names)):
         q = f"s = 'user-{i * 10_000 + 2:07d}'"
-        plan = plan_read(spark, lake, tmp_path / "idx", q)
+        plan = plan_read(spark, lake, tmp_path / "idx", q, local_rows=0)
         assert (plan.files_read, plan.files_skipped) == (1, len(names) - 1), q
         assert _rows(plan.df) == _rows(plain.where(q)) and _scan_files(plan.df) == 1
+        local = plan_read(spark, lake, tmp_path / "idx", q)  # pyarrow opens the file
+        assert local.way == "driver" and _rows(local.df) == _rows(plain.where(q)), q
 
 
 def test_without_a_usable_index_every_file_is_read_and_the_plan_says_why(spark, lake, tmp_path):
@@ -421,9 +428,10 @@ def _predicate(draw, depth: int = 2) -> str:
     zone_rows=st.sampled_from([64, 250, 1000]),
     changes=st.lists(st.sampled_from(["add", "rewrite", "delete"]), max_size=3),
     predicates=st.lists(_predicate(), min_size=3, max_size=5),
+    local_rows=st.sampled_from([0, 500, 1_000_000]),  # Spark, either, the driver
 )
 def test_property_read_always_equals_plain_spark(
-    spark, tmp_path_factory, sizes, zone_rows, changes, predicates
+    spark, tmp_path_factory, sizes, zone_rows, changes, predicates, local_rows
 ):
     root = tmp_path_factory.mktemp("prop")
     lake = root / "lake"
@@ -443,7 +451,8 @@ def test_property_read_always_equals_plain_spark(
         return
     plain = spark.read.parquet(str(lake))
     for q in predicates:
-        assert _rows(read(spark, lake, root / "idx", q)) == _rows(plain.where(q)), q
+        got = read(spark, lake, root / "idx", q, local_rows=local_rows)
+        assert _rows(got) == _rows(plain.where(q)), q
 
 
 # --------------------------------------------------------------------------- retrofit

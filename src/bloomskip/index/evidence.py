@@ -19,6 +19,7 @@ note).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,33 +67,9 @@ class _Column:
         """The literals' hashes as the index hashed its values, or why not to use them."""
         found = self._hashes.get(values.values)
         if found is None:
-            found = self._hashes[values.values] = self._hash(values)
+            found = literal_hashes(self.spec, values, self.u.max_in_fpp, self.u.note)
+            self._hashes[values.values] = found
         return found
-
-    def _hash(self, values: Values) -> np.ndarray | Unavailable:
-        col, name = self.spec, self.spec.name
-        try:
-            h = hash_values(
-                to_arrow(values.values, col.arrow_type),
-                physical=col.physical,
-                encoding=col.encoding,
-            )
-        except (BloomskipError, pa.ArrowException, ValueError, OverflowError) as e:
-            why = f"{name}: literals cannot be hashed as the index does ({e}); may match"
-            self.u.note(why)
-            return Unavailable(why)
-        h = np.unique(h)
-        k = int(h.shape[0])
-        compounded = -np.expm1(k * np.log1p(-col.fpp))
-        if k > 1 and compounded > self.u.max_in_fpp:
-            why = (
-                f"{name} IN ({k} values): index not used - a zone holding none of them is "
-                f"still kept with probability 1-(1-{col.fpp:g})^{k} = {compounded:.2f} > "
-                f"max_in_fpp {self.u.max_in_fpp:g}"
-            )
-            self.u.note(why)
-            return Unavailable(why)
-        return h
 
     def file_may(self, values: Values, files: np.ndarray) -> np.ndarray | Unavailable:
         """Per file (positions in the universe): may its file filter hold a value?"""
@@ -105,6 +82,38 @@ class _Column:
         if has.any():
             out[has] = self.data.files.probe(rows[has], h)
         return out
+
+
+def literal_hashes(
+    spec: ColumnIndex, values: Values, max_in_fpp: float, note: Callable[[str], None]
+) -> np.ndarray | Unavailable:
+    """The distinct hashes of a literal's candidate values, hashed as the index hashed the
+    column's values, or why not to use them (``note`` is told): literals that cannot be
+    hashed so, and IN lists so long that a zone holding none of the values would still
+    be kept with a probability above ``max_in_fpp``."""
+    name = spec.name
+    try:
+        h = hash_values(
+            to_arrow(values.values, spec.arrow_type),
+            physical=spec.physical,
+            encoding=spec.encoding,
+        )
+    except (BloomskipError, pa.ArrowException, ValueError, OverflowError) as e:
+        why = f"{name}: literals cannot be hashed as the index does ({e}); may match"
+        note(why)
+        return Unavailable(why)
+    h = np.unique(h)
+    k = int(h.shape[0])
+    compounded = -np.expm1(k * np.log1p(-spec.fpp))
+    if k > 1 and compounded > max_in_fpp:
+        why = (
+            f"{name} IN ({k} values): index not used - a zone holding none of them is "
+            f"still kept with probability 1-(1-{spec.fpp:g})^{k} = {compounded:.2f} > "
+            f"max_in_fpp {max_in_fpp:g}"
+        )
+        note(why)
+        return Unavailable(why)
+    return h
 
 
 def rows_of(sorted_keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
@@ -201,4 +210,11 @@ def column_evidence(
     return FileEvidence(column), ZoneEvidence(column)
 
 
-__all__ = ["FileEvidence", "Universe", "ZoneEvidence", "column_evidence", "rows_of"]
+__all__ = [
+    "FileEvidence",
+    "Universe",
+    "ZoneEvidence",
+    "column_evidence",
+    "literal_hashes",
+    "rows_of",
+]

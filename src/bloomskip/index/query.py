@@ -63,6 +63,7 @@ from bloomskip.index.layout import (
 )
 from bloomskip.index.listing import compare
 from bloomskip.index.results import FileCandidate, QueryResult
+from bloomskip.index.rows import RowFilter
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.index.zonedata import ColumnData, load_column
 from bloomskip.sources import Source, SourceFile, from_json
@@ -309,7 +310,8 @@ class ZoneIndex:
             if zones is None and int(r["num_rows"]) == 0:
                 res.skipped.append((path, "empty file"))
                 continue
-            res.files.append(FileCandidate(path, why, int(r["num_rows"]), zones, fid))
+            identity = (int(r["size"]), int(r["mtime_ns"]), r.get("etag"))
+            res.files.append(FileCandidate(path, why, int(r["num_rows"]), zones, fid, identity))
         res.skip_reasons = decided.reasons()
         if pruned:  # files the index has not seen, ruled out by partition values
             why = "partition values"
@@ -323,6 +325,14 @@ class ZoneIndex:
         res.files.sort(key=lambda f: f.path)
         res.seconds = time.perf_counter() - t0
         return res
+
+    def row_filter(
+        self, predicate: str | Expression, *, max_in_fpp: float = MAX_IN_FPP
+    ) -> RowFilter:
+        """The rows of a candidate's table that may match ``predicate``
+        (:class:`~bloomskip.index.rows.RowFilter`): the index's rule per row, for a
+        reader that holds a candidate zone's rows (a plain lake's files)."""
+        return RowFilter(bind(predicate, self.schema()), self.columns, max_in_fpp)
 
     # -- status -------------------------------------------------------------------
 

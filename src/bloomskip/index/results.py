@@ -23,6 +23,9 @@ class FileCandidate:
     num_rows: int | None = None
     zones: list[tuple[int, int]] | None = None  # (zone_start, zone_length) row ranges
     fragment_id: int | None = None
+    #: The file's (size, mtime_ns, etag) when indexed: its zones' row offsets hold while
+    #: the file still has them (None: not indexed).
+    identity: tuple[int, int, str | None] | None = None
 
     @property
     def rows(self) -> int | None:

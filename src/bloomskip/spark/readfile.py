@@ -45,14 +45,37 @@ def read_file(
     """The rows of the file ``uri`` inside ``zones`` ((start, length) row ranges; None:
     every row), as batches of ``schema``. ``identity`` is the file's (size, mtime_ns,
     etag) when indexed: if it changed, every row is read."""
+    target = spark_arrow_schema(schema)
+    for table, columns in read_tables(uri, zones, identity, target.names):
+        yield conform(table, target, columns, uri)
+
+
+def file_identity(uri: str) -> tuple[int, int, str | None] | None:
+    """The file's (size, mtime_ns, etag) now, as an index records it (None: no file)."""
+    now = FileSource.resolve([uri], single=True).stat(_filesystem(uri)[1])
+    return None if now is None else (now.size, now.mtime_ns, now.etag)
+
+
+def spark_arrow_schema(schema: st.StructType) -> pa.Schema:
+    """The Arrow schema Spark takes batches of ``schema`` in."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    target = to_arrow_schema(schema, timezone="UTC")
+    return to_arrow_schema(schema, timezone="UTC")
+
+
+def read_tables(
+    uri: str,
+    zones: Sequence[tuple[int, int]] | None,
+    identity: tuple[int, int, str | None] | None,
+    fields: Sequence[str],
+    extra: Sequence[str] = (),
+) -> Iterator[tuple[pa.Table, dict[str, str | None]]]:
+    """The rows of ``uri`` inside ``zones`` (as :func:`read_file`), a table per unit, as
+    the file holds them: the file's columns matching ``fields`` (Spark's names) and those
+    named ``extra`` that it has, each with ``fields`` -> file column (None: not in it)."""
     fs, path = _filesystem(uri)
-    if zones is not None and identity is not None:
-        now = FileSource.resolve([uri], single=True).stat(path)
-        if now is None or (now.size, now.mtime_ns, now.etag) != tuple(identity):
-            zones = None  # rewritten since it was indexed: offsets no longer apply
+    if zones is not None and identity is not None and file_identity(uri) != tuple(identity):
+        zones = None  # rewritten since it was indexed: offsets no longer apply
     try:
         fh = fs.open_input_file(path)
     except (OSError, ValueError) as e:
@@ -63,8 +86,9 @@ def read_file(
         except UnsupportedFileError as e:
             raise CorruptFileError(str(e)) from e
         counts, names = reader.unit_rows, reader.schema.names
-        columns = {f.name: match_column(f.name, names) for f in target}
-        wanted = sorted({c for c in columns.values() if c is not None}, key=names.index)
+        columns = {f: match_column(f, names) for f in fields}
+        chosen = {c for c in columns.values() if c is not None} | set(extra).intersection(names)
+        wanted = sorted(chosen, key=names.index)
         ranges = None if zones is None else merge_ranges(zones)
         start = 0
         for i, n in enumerate(counts):
@@ -79,10 +103,10 @@ def read_file(
             if local != [(0, n)]:
                 table = pa.concat_tables([table.slice(a, b - a) for a, b in local])
             if table.num_rows:
-                yield _conform(table, target, columns, uri)
+                yield table, columns
 
 
-def _conform(
+def conform(
     table: pa.Table, target: pa.Schema, columns: dict[str, str | None], label: str
 ) -> pa.RecordBatch:
     """``table`` as one batch of exactly ``target`` (Spark checks types and widths)."""
@@ -111,4 +135,11 @@ def _cast(arr: pa.Array, t: pa.DataType, what: str) -> pa.Array:
         raise UnsupportedTypeError(f"{what}: {arr.type} does not convert to {t}: {e}") from e
 
 
-__all__ = ["merge_ranges", "read_file"]
+__all__ = [
+    "conform",
+    "file_identity",
+    "merge_ranges",
+    "read_file",
+    "read_tables",
+    "spark_arrow_schema",
+]

@@ -31,12 +31,15 @@ from dataclasses import dataclass, field
 from functools import partialmethod
 from typing import Any
 
+import pyarrow as pa
+
 from bloomskip._json import attributes
 from bloomskip.errors import BloomskipError, UnsupportedFileError
 from bloomskip.expr.sql import parse
 from bloomskip.index import store
 from bloomskip.index.query import MAX_IN_FPP, QueryResult, ZoneIndex, open_index
 from bloomskip.index.storage import open_storage
+from bloomskip.spark.local import LOCAL_ROWS, read_local, why_not_local
 from bloomskip.spark.session import require_pyspark
 from bloomskip.units import human_bytes
 
@@ -63,6 +66,12 @@ class ReadPlan:
     skipped: list[str] = field(default_factory=list)  # files left out
     query: QueryResult | None = None
     seconds: float = 0.0  # planning: the index query and the DataFrame over candidates
+    #: Who reads the candidates: "spark" (the files) or "driver" (their zones' rows,
+    #: narrowed by hash, as a local relation: :mod:`bloomskip.spark.local`).
+    way: str = "spark"
+    way_why: str | None = None  # why Spark reads them, when the driver could have
+    rows_read: int = 0  # on the driver: rows of the candidate zones read
+    rows_kept: int = 0  # on the driver: rows that may match, handed to Spark
 
     @property
     def files_read(self) -> int:
@@ -86,6 +95,11 @@ class ReadPlan:
         if self.read_reasons:
             why = ", ".join(f"{r} ({n:,})" for r, n in self.read_reasons.items())
             text += f"; read: {why}"
+        if self.way == "driver":
+            text += (
+                f"; read on the driver: {self.rows_read:,} rows of the candidate zones, "
+                f"{self.rows_kept:,} may match"
+            )
         text += f"; planned in {self.seconds * 1000:.0f} ms"
         for note in self.notes:
             text += f"\n  note: {note}"
@@ -95,7 +109,8 @@ class ReadPlan:
     to_json = partialmethod(
         attributes,
         "where source index files_total files_read files_skipped bytes_total bytes_read "
-        "bytes_skipped zones_total zones_candidate read_reasons skip_reasons notes seconds:6",
+        "bytes_skipped zones_total zones_candidate read_reasons skip_reasons way rows_read "
+        "rows_kept notes seconds:6",
     )
 
 
@@ -121,6 +136,7 @@ def plan_read(
     options: Mapping[str, Any] | None = None,
     schema: Any = None,
     max_in_fpp: float = MAX_IN_FPP,
+    local_rows: int = LOCAL_ROWS,
 ) -> ReadPlan:
     """Plan a read of ``source`` (read as ``format``, by default the index's: parquet or
     orc) for the Spark SQL predicate ``where``; ``options`` and ``schema`` go to Spark's
@@ -130,7 +146,7 @@ def plan_read(
     For many queries over one lake, :func:`open_lake` once and ``plan`` each query: the
     schema is then inferred once, not per query."""
     lake = IndexedLake(spark, source, index_path, format=format, options=options, schema=schema)
-    return lake.plan(where, max_in_fpp=max_in_fpp)
+    return lake.plan(where, max_in_fpp=max_in_fpp, local_rows=local_rows)
 
 
 class IndexedLake:
@@ -194,17 +210,46 @@ class IndexedLake:
         finally:
             conf.set(key, before) if before is not None else conf.unset(key)
 
+    def _local(self, plan: ReadPlan, index, expr, fmt: str, max_in_fpp: float, limit: int):
+        """The candidates' rows read on the driver (a local relation), or None: Spark
+        reads the candidate files (``plan.notes`` says why, where it is not plain)."""
+        result = plan.query
+        assert result is not None and index is not None
+        if not result.files:
+            return None
+        if self.schema is None:
+            self._dataframe(fmt)
+        why = why_not_local(result, index, self.schema, fmt, self.options, plan.where, limit)
+        if why is None:
+            try:
+                got = read_local(self.spark, index, result, expr, self.schema, max_in_fpp)
+            except (BloomskipError, OSError, pa.ArrowException, ValueError, TypeError) as e:
+                why = f"read by Spark: the driver could not read the candidates exactly ({e})"
+                plan.notes.append(why)
+            else:
+                plan.way = "driver"
+                plan.rows_read, plan.rows_kept = got.rows_read, got.rows_kept
+                return got.df
+        plan.way_why = why
+        return None
+
     def read(self, where: str, **kwargs: Any):
         """The DataFrame of :meth:`plan`."""
         return self.plan(where, **kwargs).df
 
     def plan(
-        self, where: str, *, max_in_fpp: float = MAX_IN_FPP, check_source: bool = True
+        self,
+        where: str,
+        *,
+        max_in_fpp: float = MAX_IN_FPP,
+        check_source: bool = True,
+        local_rows: int = LOCAL_ROWS,
     ) -> ReadPlan:
         """The rows matching the Spark SQL predicate ``where``, from only the files the
         index cannot rule out, and what was skipped and why. ``check_source=False``:
         trust the index and list nothing (files added since the last refresh are not
-        seen)."""
+        seen). Candidates of at most ``local_rows`` rows are read on the driver and
+        handed to Spark as a local relation (:mod:`bloomskip.spark.local`; 0: never)."""
         t0 = time.perf_counter()
         notes: list[str] = []
         index = self._index(notes)
@@ -229,6 +274,7 @@ class IndexedLake:
                 result = index.query(expr, check_source=check_source, max_in_fpp=max_in_fpp)
             except (BloomskipError, OSError) as e:
                 notes.append(f"index not used: {e}")
+        df = None
         if result is None:
             df = self._dataframe(fmt)
             plan.files_total = len(df.inputFiles())
@@ -236,7 +282,9 @@ class IndexedLake:
         else:
             plan.query = result
             _tally(plan, result)
-            df = self._files(fmt, [f.path for f in result.files])
+            df = self._local(plan, index, expr, fmt, max_in_fpp, local_rows)
+            if df is None:
+                df = self._files(fmt, [f.path for f in result.files])
         plan.df = df.where(where)
         plan.seconds = time.perf_counter() - t0
         log.info("%s", plan.summary())

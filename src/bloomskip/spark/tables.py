@@ -35,7 +35,7 @@ from pyspark.sql import types as st
 
 from bloomskip.errors import InvalidParameterError
 from bloomskip.formats.ranges import merge_ranges
-from bloomskip.spark.readfile import _conform
+from bloomskip.spark.readfile import conform, spark_arrow_schema
 from bloomskip.spark.types import match_column
 
 #: Dataset kinds (as manifests record them) that are tables.
@@ -131,9 +131,7 @@ def _partition(task: Any, zones: Any) -> TablePartition:
 
 def read(partition: TablePartition, schema: st.StructType) -> Iterator[pa.RecordBatch]:
     """The partition's live rows as batches of exactly ``schema``."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    target = to_arrow_schema(schema, timezone="UTC")
+    target = spark_arrow_schema(schema)
     task = partition.task
     names = list(task.columns) if getattr(task, "columns", None) else None
     if names is None:
@@ -142,7 +140,7 @@ def read(partition: TablePartition, schema: st.StructType) -> Iterator[pa.Record
     wanted = [c for c in dict.fromkeys(columns.values()) if c is not None]
     for table in task.read(partition.zones, wanted or names[:1]):
         if table.num_rows:
-            yield _conform(table, target, columns, task.uri)
+            yield conform(table, target, columns, task.uri)
 
 
 def _iceberg_names(task: Any) -> list[str]:

@@ -1,0 +1,154 @@
+"""A small lookup answered on the driver: the candidate zones' rows, narrowed to the rows
+whose hashes match, handed to Spark as a local relation.
+
+A point lookup through the index leaves a few zones of a few files. Spark reading those
+files costs a job (scheduling, tasks, opening every file whole) of 50-150 ms, whatever
+the few rows; reading the zones' row groups on the driver with pyarrow costs a few ms
+each. So when the candidates hold at most ``local_rows`` rows, :func:`read_local` reads
+them here, keeps each row the index's rule cannot rule out
+(:class:`~bloomskip.index.rows.RowFilter`: its value hashes like a literal, or it is
+null for ``IS NULL``...), and gives Spark those rows as an Arrow table. Spark holds
+them as a ``LocalRelation``, applies the predicate itself (so the rows and their
+semantics are Spark's), and collects with no job at all.
+
+Only what reads exactly as Spark's own file readers would is read here; anything else
+goes to Spark as before (the answer says why): reader options, columns of nested or
+other types, ORC timestamps (ORC readers disagree on them around zone changes), a
+predicate on file metadata (``_metadata``, ``input_file_name()``), a file missing a
+column (a partition column, or schema evolution), dates and timestamps before 1900
+(Spark's calendar rebasing), a candidate whose row count the index does not hold (new
+since indexing), a file that changes while it is read, any read error.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from bloomskip.errors import BloomskipError, SourceChangedError
+from bloomskip.index.query import ZoneIndex
+from bloomskip.index.results import FileCandidate, QueryResult
+from bloomskip.index.rows import RowFilter
+from bloomskip.spark.readfile import conform, file_identity, read_tables, spark_arrow_schema
+
+log = logging.getLogger("bloomskip.spark")
+
+#: Candidate rows up to which a lookup reads them on the driver (``local_rows``).
+LOCAL_ROWS = 1_000_000
+
+_METADATA = re.compile(r"_metadata|input_file_", re.IGNORECASE)
+_THREADS = 4
+#: Spark rebases (or refuses) dates and timestamps before these in some files.
+_OLDEST_DAY = -25_567  # 1900-01-01, in days since 1970-01-01
+_OLDEST_MICROS = _OLDEST_DAY * 86_400 * 1_000_000
+
+
+@dataclass
+class LocalRead:
+    """Rows read on the driver: a DataFrame, and what it took."""
+
+    df: Any  # pyspark.sql.DataFrame: the rows that may match, ``where`` not applied
+    rows_read: int
+    rows_kept: int
+
+
+def why_not_local(
+    result: QueryResult, index: ZoneIndex, schema: Any, fmt: str, options: dict[str, str],
+    where: str, local_rows: int,
+) -> str | None:  # fmt: skip
+    """Why this lookup is not read on the driver, or None when it may be."""
+    from pyspark.sql import types as st
+
+    if local_rows <= 0:
+        return "local reads are off (local_rows=0)"
+    if options:
+        return "reader options are Spark's"
+    if fmt not in ("parquet", "orc"):
+        return f"{fmt} files are read by Spark"
+    if _METADATA.search(where):
+        return "the predicate reads file metadata"
+    rows = [f.rows for f in result.files]
+    if any(n is None for n in rows):
+        return "a candidate's row count is not in the index (new since indexing)"
+    total = sum(n for n in rows if n is not None)
+    if total > local_rows:
+        return f"{total:,} candidate rows > local_rows {local_rows:,}"
+    flat = (
+        st.StringType, st.BinaryType, st.BooleanType, st.ByteType, st.ShortType,
+        st.IntegerType, st.LongType, st.FloatType, st.DoubleType, st.DecimalType,
+        st.DateType, st.TimestampType, st.TimestampNTZType,
+    )  # fmt: skip
+    times = (st.TimestampType, st.TimestampNTZType)
+    in_files = {f.name.lower() for f in index.manifest.schema}
+    for f in schema.fields:
+        if f.name.lower() not in in_files:
+            return f"column {f.name} is not in the files (a partition column?)"
+        if not isinstance(f.dataType, flat) or (fmt == "orc" and isinstance(f.dataType, times)):
+            return f"column {f.name} ({f.dataType.simpleString()}) is read by Spark"
+    return None
+
+
+def read_local(
+    spark, index: ZoneIndex, result: QueryResult, where: Any, schema: Any, max_in_fpp: float
+) -> LocalRead:
+    """The candidates' rows that may match ``where`` (SQL text or a parsed expression),
+    as a DataFrame of ``schema`` over a local relation. Raises :class:`BloomskipError`
+    (or an Arrow / OS error) when the rows cannot be read exactly as Spark would: the
+    caller then lets Spark read the files."""
+    rows = index.row_filter(where, max_in_fpp=max_in_fpp)
+    target = spark_arrow_schema(schema)
+    files = result.files
+    with ThreadPoolExecutor(max_workers=max(1, min(_THREADS, len(files)))) as pool:
+        parts = list(pool.map(lambda f: _read(f, target, rows), files))
+    batches = [b for part, _ in parts for b in part]
+    table = pa.Table.from_batches(batches, schema=target)
+    _check_calendar(table)
+    df = spark.createDataFrame(table, schema=schema)
+    if df.schema != schema:
+        raise BloomskipError(f"the local relation's schema is {df.schema}, not {schema}")
+    return LocalRead(df, sum(n for _, n in parts), table.num_rows)
+
+
+def _read(f: FileCandidate, target: pa.Schema, rows: RowFilter) -> tuple[list[pa.RecordBatch], int]:
+    """One candidate's rows that may match, and how many rows were read. The file's zones
+    are used while it is the file indexed; a file that changes while it is read raises
+    SourceChangedError."""
+    before = file_identity(f.path)
+    zones = f.zones if f.identity is not None and before == tuple(f.identity) else None
+    out, read = [], 0
+    for table, columns in read_tables(f.path, zones, None, target.names, rows.needs):
+        missing = [name for name, c in columns.items() if c is None]
+        if missing:  # a partition column, or one the file lacks: Spark's to fill
+            raise BloomskipError(f"{f.path} has no column {', '.join(missing)}")
+        read += table.num_rows
+        kept = table.filter(pa.array(rows.may(table)))
+        if kept.num_rows:
+            out.append(conform(kept, target, columns, f.path))
+    if file_identity(f.path) != before:
+        raise SourceChangedError(f"{f.path} changed while it was read")
+    return out, read
+
+
+def _check_calendar(table: pa.Table) -> None:
+    """Dates and timestamps before 1900: Spark's readers may rebase them between
+    calendars (or refuse them), so Spark reads those files itself."""
+    for name, col in zip(table.column_names, table.columns, strict=True):
+        t = col.type
+        if pa.types.is_date32(t):
+            oldest, ints = _OLDEST_DAY, pa.int32()
+        elif pa.types.is_timestamp(t) and t.unit == "us":
+            oldest, ints = _OLDEST_MICROS, pa.int64()
+        else:
+            continue
+        low = pc.min(col.cast(ints)).as_py()
+        if low is not None and low < oldest:
+            raise BloomskipError(f"column {name} holds values before 1900")
+
+
+__all__ = ["LOCAL_ROWS", "LocalRead", "read_local", "why_not_local"]
