@@ -22,7 +22,7 @@ since indexing), a file that changes while it is read, any read error.
 
 from __future__ import annotations
 
-import logging
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,8 +36,6 @@ from bloomskip.index.query import ZoneIndex
 from bloomskip.index.results import FileCandidate, QueryResult
 from bloomskip.index.rows import RowFilter
 from bloomskip.spark.readfile import conform, file_identity, read_tables, spark_arrow_schema
-
-log = logging.getLogger("bloomskip.spark")
 
 #: Candidate rows up to which a lookup reads them on the driver (``local_rows``).
 LOCAL_ROWS = 1_000_000
@@ -104,8 +102,10 @@ def read_local(
     rows = index.row_filter(where, max_in_fpp=max_in_fpp)
     target = spark_arrow_schema(schema)
     files = result.files
-    with ThreadPoolExecutor(max_workers=max(1, min(_THREADS, len(files)))) as pool:
-        parts = list(pool.map(lambda f: _read(f, target, rows), files))
+    if len(files) == 1:
+        parts = [_read(files[0], target, rows)]
+    else:
+        parts = list(_pool().map(lambda f: _read(f, target, rows), files))
     batches = [b for part, _ in parts for b in part]
     table = pa.Table.from_batches(batches, schema=target)
     _check_calendar(table)
@@ -113,6 +113,19 @@ def read_local(
     if df.schema != schema:
         raise BloomskipError(f"the local relation's schema is {df.schema}, not {schema}")
     return LocalRead(df, sum(n for _, n in parts), table.num_rows)
+
+
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The threads that read candidates, started on the first lookup that needs them and
+    kept (a new pool per lookup costs ~2 ms per thread started). A process forked since
+    has none of the parent's threads, so it starts its own."""
+    global _POOL
+    if _POOL is None or _POOL[0] != os.getpid():
+        _POOL = (os.getpid(), ThreadPoolExecutor(_THREADS, thread_name_prefix="bloomskip-local"))
+    return _POOL[1]
 
 
 def _read(f: FileCandidate, target: pa.Schema, rows: RowFilter) -> tuple[list[pa.RecordBatch], int]:

@@ -173,6 +173,7 @@ class IndexedLake:
         self.options = {k: str(v) for k, v in (options or {}).items()}
         self.schema = schema
         self._format = format
+        self._none = None  # no rows, with the lake's schema
 
     def _index(self, notes: list[str]) -> ZoneIndex | None:
         try:
@@ -197,7 +198,9 @@ class IndexedLake:
         if self.schema is None:
             self._dataframe(fmt)
         if not paths:
-            return _empty(self.spark, self.schema)
+            if self._none is None:  # ~20 ms to make: made once per lake
+                self._none = _empty(self.spark, self.schema)
+            return self._none
         reader = self.spark.read.format(fmt).options(**self.options).schema(self.schema)
         if len(self.paths) == 1 and os.path.isdir(self.paths[0]):
             reader = reader.option("basePath", _spark_path(self.paths[0]))
