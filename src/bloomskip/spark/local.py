@@ -16,8 +16,8 @@ goes to Spark as before (the answer says why): reader options, columns of nested
 other types, ORC timestamps (ORC readers disagree on them around zone changes), a
 predicate on file metadata (``_metadata``, ``input_file_name()``), a file missing a
 column (a partition column, or schema evolution), dates and timestamps before 1900
-(Spark's calendar rebasing), a candidate whose row count the index does not hold (new
-since indexing), a file that changes while it is read, any read error.
+(Spark's calendar rebasing), a candidate whose row count the index does not hold (new or
+rewritten since indexing), a file that changes while it is read, any read error.
 """
 
 from __future__ import annotations
@@ -129,13 +129,15 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def _read(f: FileCandidate, target: pa.Schema, rows: RowFilter) -> tuple[list[pa.RecordBatch], int]:
-    """One candidate's rows that may match, and how many rows were read. The file's zones
-    are used while it is the file indexed; a file that changes while it is read raises
+    """One candidate's rows that may match, and how many rows were read. A file that is
+    no longer the file indexed (its zones' row offsets no longer apply, and the index
+    does not know its rows), or that changes while it is read, raises
     SourceChangedError."""
     before = file_identity(f.path)
-    zones = f.zones if f.identity is not None and before == tuple(f.identity) else None
+    if f.identity is not None and before != tuple(f.identity):
+        raise SourceChangedError(f"{f.path} changed since it was indexed")
     out, read = [], 0
-    for table, columns in read_tables(f.path, zones, None, target.names, rows.needs):
+    for table, columns in read_tables(f.path, f.zones, None, target.names, rows.needs):
         missing = [name for name, c in columns.items() if c is None]
         if missing:  # a partition column, or one the file lacks: Spark's to fill
             raise BloomskipError(f"{f.path} has no column {', '.join(missing)}")
