@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -136,18 +137,27 @@ def _read(f: FileCandidate, target: pa.Schema, rows: RowFilter) -> tuple[list[pa
     before = file_identity(f.path)
     if f.identity is not None and before != tuple(f.identity):
         raise SourceChangedError(f"{f.path} changed since it was indexed")
-    out, read = [], 0
-    for table, columns in read_tables(f.path, f.zones, None, target.names, rows.needs):
+    out: list[pa.RecordBatch] = []
+    counted = _Counted(rows)
+    for kept, columns in read_tables(f.path, f.zones, None, target.names, counted):
         missing = [name for name, c in columns.items() if c is None]
         if missing:  # a partition column, or one the file lacks: Spark's to fill
             raise BloomskipError(f"{f.path} has no column {', '.join(missing)}")
-        read += table.num_rows
-        kept = table.filter(pa.array(rows.may(table)))
-        if kept.num_rows:
-            out.append(conform(kept, target, columns, f.path))
+        out.append(conform(kept, target, columns, f.path))
     if file_identity(f.path) != before:
         raise SourceChangedError(f"{f.path} changed while it was read")
-    return out, read
+    return out, counted.count
+
+
+class _Counted:
+    """A row filter that counts the rows it is asked about."""
+
+    def __init__(self, rows: RowFilter) -> None:
+        self.rows, self.needs, self.count = rows, rows.needs, 0
+
+    def may(self, table: pa.Table) -> np.ndarray:
+        self.count += table.num_rows
+        return self.rows.may(table)
 
 
 def _check_calendar(table: pa.Table) -> None:

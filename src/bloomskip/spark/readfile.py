@@ -9,7 +9,9 @@ zones' row offsets no longer apply to it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 from pyspark.sql import types as st
@@ -63,16 +65,27 @@ def spark_arrow_schema(schema: st.StructType) -> pa.Schema:
     return to_arrow_schema(schema, timezone="UTC")
 
 
+class RowKeeper(Protocol):
+    """Which rows of a table may be wanted (:class:`bloomskip.index.rows.RowFilter`)."""
+
+    @property
+    def needs(self) -> list[str]: ...
+
+    def may(self, table: pa.Table) -> np.ndarray: ...
+
+
 def read_tables(
     uri: str,
     zones: Sequence[tuple[int, int]] | None,
     identity: tuple[int, int, str | None] | None,
     fields: Sequence[str],
-    extra: Sequence[str] = (),
+    keep: RowKeeper | None = None,
 ) -> Iterator[tuple[pa.Table, dict[str, str | None]]]:
     """The rows of ``uri`` inside ``zones`` (as :func:`read_file`), a table per unit, as
-    the file holds them: the file's columns matching ``fields`` (Spark's names) and those
-    named ``extra`` that it has, each with ``fields`` -> file column (None: not in it)."""
+    the file holds them: the file's columns matching ``fields`` (Spark's names), each
+    with ``fields`` -> file column (None: not in it). With ``keep``, only the rows it may
+    want: the columns it needs are read first, and the others of a unit only when one
+    of its rows is kept."""
     fs, path = _filesystem(uri)
     if zones is not None and identity is not None and file_identity(uri) != tuple(identity):
         zones = None  # rewritten since it was indexed: offsets no longer apply
@@ -87,21 +100,38 @@ def read_tables(
             raise CorruptFileError(str(e)) from e
         counts, names = reader.unit_rows, reader.schema.names
         columns = {f: match_column(f, names) for f in fields}
-        chosen = {c for c in columns.values() if c is not None} | set(extra).intersection(names)
-        wanted = sorted(chosen, key=names.index)
+        wanted = sorted({c for c in columns.values() if c is not None}, key=names.index)
+        first = [c for c in names if keep is not None and c in keep.needs]
+        rest = [c for c in wanted if c not in first]
         ranges = None if zones is None else merge_ranges(zones)
+
+        def read(i: int, cols: list[str], local: list[tuple[int, int]], n: int) -> pa.Table:
+            try:  # no column: read one to count rows (ORC returns none for [])
+                table = reader.read_unit(i, cols or names[:1])
+            except (OSError, pa.ArrowException) as e:
+                raise CorruptFileError(f"{uri}: cannot read row group {i}: {e}") from e
+            if local != [(0, n)]:
+                table = pa.concat_tables([table.slice(a, b - a) for a, b in local])
+            return table if cols else table.select([])
+
         start = 0
         for i, n in enumerate(counts):
             local = [(0, n)] if ranges is None else _overlap(ranges, start, start + n)
             start += n
             if not local:
                 continue
-            try:  # no wanted column: read one to count rows (ORC returns none for [])
-                table = reader.read_unit(i, wanted or names[:1])
-            except (OSError, pa.ArrowException) as e:
-                raise CorruptFileError(f"{uri}: cannot read row group {i}: {e}") from e
-            if local != [(0, n)]:
-                table = pa.concat_tables([table.slice(a, b - a) for a, b in local])
+            if keep is None:
+                table = read(i, wanted, local, n)
+            else:
+                table = read(i, first, local, n)
+                may = keep.may(table)
+                if not may.any():
+                    continue
+                if rest:
+                    more = read(i, rest, local, n)
+                    for c in rest:
+                        table = table.append_column(c, more.column(c))
+                table = table.filter(pa.array(may))
             if table.num_rows:
                 yield table, columns
 
