@@ -117,7 +117,9 @@ def render(r: DemoResult) -> str:
         "size of the files the",
         "scan opens) and numOutputRows (the rows of the row groups it decodes); native bloom "
         "opens every file",
-        "but decodes only the row groups its bloom filters keep.",
+        "but decodes only the row groups its bloom filters keep. bloomskip's lookups read on "
+        "the driver count the",
+        "candidate files (bytes: their size) and the rows of the candidate zones decoded.",
     ]
     plans = [m for m in r.measurements if m.way == "bloomskip" and m.plan_seconds is not None]
     if plans:

@@ -3,8 +3,8 @@
 * ``spark scan`` - Spark reads every file of the lake, bloom filters off;
 * ``native bloom`` - Spark over a copy with native Parquet bloom filters
   (:mod:`.native`), skipping row groups the filters rule out;
-* ``bloomskip`` - :meth:`bloomskip.spark.OpenLake.plan`: Spark opens only the files the
-  zone index cannot rule out.
+* ``bloomskip`` - :meth:`bloomskip.spark.IndexedLake.plan`: only the files the zone index
+  cannot rule out (their candidate zones read on the driver when they hold few rows).
 
 :class:`ThreeWays` runs them interleaved, checks that every run returns the rows of the
 first, and reads Spark's scan metrics (:func:`scan_metrics`) into :class:`Measurement`s.
@@ -28,8 +28,9 @@ WAYS = ("spark scan", "native bloom", "bloomskip")
 WAY_HELP = {
     "spark scan": "Spark reads every file of the lake, bloom filters off",
     "native bloom": "Spark over the copy with Parquet bloom filters in every row group",
-    "bloomskip": "bloomskip.spark.open_lake(...).plan: Spark opens only the files the index "
-    "cannot rule out, and skips row groups in them with the filters bloomskip added",
+    "bloomskip": "bloomskip.spark.open_lake(...).plan: only the files the index cannot rule "
+    "out - their candidate zones read on the driver when they are few (a local relation), "
+    "else Spark opens the files and skips row groups with the filters bloomskip added",
 }
 
 
@@ -174,7 +175,7 @@ class ThreeWays:
                 runs=runs[way],
                 rows=len(rows),
             )
-            metrics = scan_metrics(df)
+            metrics = scan_metrics(df) if getattr(plan, "way", "spark") == "spark" else None
             if metrics:
                 m.files_read = metrics.get("numFiles")
                 m.bytes_read = metrics.get("filesSize")
@@ -185,6 +186,8 @@ class ThreeWays:
                 self.files_total = plan.files_total
                 if m.files_read is None:  # no scan metrics: the plan's own count
                     m.files_read, m.bytes_read = plan.files_read, plan.bytes_read
+                if plan.way == "driver":  # the rows of the candidate zones it decoded
+                    m.rows_scanned = plan.rows_read
             out.append(m)
         if self.files_total is not None:
             for m in out:
