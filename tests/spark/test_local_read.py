@@ -4,7 +4,7 @@ rows, narrowed by hash, handed to Spark as a local relation.
 * Every column type the driver reads gives exactly Spark's rows, in two session time
   zones; the relation is a ``LocalTableScan`` (collecting it runs no Spark job).
 * Whatever the driver cannot read exactly as Spark goes to Spark, and the plan says why:
-  a partition column, reader options, dates before 1900, a predicate on file metadata,
+  a partition column, reader options, INT96 timestamps, dates before 1900, a predicate on file metadata,
   more candidate rows than ``local_rows``.
 * A file rewritten after indexing, with the index trusted (``check_source=False``), is
   Spark's to read: its zones' row offsets no longer apply.
@@ -160,6 +160,17 @@ def test_what_the_driver_cannot_read_exactly_goes_to_spark(spark, typed, tmp_pat
     got = plan_read(spark, old, tmp_path / "oidx", "k = 2")  # 1899-12-31
     assert got.way == "spark" and "before 1900" in " ".join(got.notes)
     assert _rows(got.df) == _rows(spark.read.parquet(str(old)).where("k = 2"))
+
+
+def test_int96_timestamps_are_spark_s(spark, tmp_path):
+    """Spark writes INT96 timestamps, which pyarrow reads as nanoseconds."""
+    lake = tmp_path / "int96"
+    df = spark.sql("SELECT id AS k, TIMESTAMP'2021-05-06 07:08:09' AS t FROM range(50)")
+    df.coalesce(1).write.option("compression", "none").parquet(str(lake))
+    index.build(lake, ["k"], tmp_path / "idx")
+    plan = plan_read(spark, lake, tmp_path / "idx", "k = 7")
+    assert plan.way == "spark" and "nanosecond timestamps" in " ".join(plan.notes)
+    assert _rows(plan.df) == _rows(spark.read.parquet(str(lake)).where("k = 7"))
 
 
 def test_partition_columns_are_spark_s(spark, tmp_path):

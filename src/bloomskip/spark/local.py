@@ -15,7 +15,8 @@ Only what reads exactly as Spark's own file readers would is read here; anything
 goes to Spark as before (the answer says why): reader options, columns of nested or
 other types, ORC timestamps (ORC readers disagree on them around zone changes), a
 predicate on file metadata (``_metadata``, ``input_file_name()``), a file missing a
-column (a partition column, or schema evolution), dates and timestamps before 1900
+column (a partition column, or schema evolution), INT96 or nanosecond timestamps (which
+pyarrow reads as nanoseconds, wrapping past 2262), dates and timestamps before 1900
 (Spark's calendar rebasing), a candidate whose row count the index does not hold (new or
 rewritten since indexing), a file that changes while it is read, any read error.
 """
@@ -143,6 +144,9 @@ def _read(f: FileCandidate, target: pa.Schema, rows: RowFilter) -> tuple[list[pa
         missing = [name for name, c in columns.items() if c is None]
         if missing:  # a partition column, or one the file lacks: Spark's to fill
             raise BloomskipError(f"{f.path} has no column {', '.join(missing)}")
+        for field in kept.schema:  # INT96 and nanosecond timestamps: pyarrow's ns wrap
+            if pa.types.is_timestamp(field.type) and field.type.unit == "ns":
+                raise BloomskipError(f"{f.path}: {field.name} holds nanosecond timestamps")
         out.append(conform(kept, target, columns, f.path))
     if file_identity(f.path) != before:
         raise SourceChangedError(f"{f.path} changed while it was read")
