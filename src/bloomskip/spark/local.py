@@ -95,10 +95,12 @@ def why_not_local(
 
 
 def read_local(
-    spark, index: ZoneIndex, result: QueryResult, where: Any, schema: Any, max_in_fpp: float
-) -> LocalRead:
+    spark, index: ZoneIndex, result: QueryResult, where: Any, schema: Any, max_in_fpp: float,
+    empty: Any = None,
+) -> LocalRead:  # fmt: skip
     """The candidates' rows that may match ``where`` (SQL text or a parsed expression),
-    as a DataFrame of ``schema`` over a local relation. Raises :class:`BloomskipError`
+    as a DataFrame of ``schema`` over a local relation (``empty``, when given, if no row
+    may match). Raises :class:`BloomskipError`
     (or an Arrow / OS error) when the rows cannot be read exactly as Spark would: the
     caller then lets Spark read the files."""
     rows = index.row_filter(where, max_in_fpp=max_in_fpp)
@@ -111,9 +113,11 @@ def read_local(
     batches = [b for part, _ in parts for b in part]
     table = pa.Table.from_batches(batches, schema=target)
     _check_calendar(table)
-    df = spark.createDataFrame(table, schema=schema)
-    if df.schema != schema:
-        raise BloomskipError(f"the local relation's schema is {df.schema}, not {schema}")
+    df = empty
+    if table.num_rows or empty is None:
+        df = spark.createDataFrame(table, schema=schema)
+        if df.schema != schema:
+            raise BloomskipError(f"the local relation's schema is {df.schema}, not {schema}")
     return LocalRead(df, sum(n for _, n in parts), table.num_rows)
 
 

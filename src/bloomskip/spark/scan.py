@@ -196,9 +196,7 @@ class IndexedLake:
         if self.schema is None:
             self._dataframe(fmt)
         if not paths:
-            if self._none is None:  # ~20 ms to make: made once per lake
-                self._none = _empty(self.spark, self.schema)
-            return self._none
+            return self._empty()
         reader = self.spark.read.format(fmt).options(**self.options).schema(self.schema)
         if len(self.paths) == 1 and os.path.isdir(self.paths[0]):
             reader = reader.option("basePath", _spark_path(self.paths[0]))
@@ -223,7 +221,9 @@ class IndexedLake:
         why = why_not_local(result, index, self.schema, fmt, self.options, plan.where, limit)
         if why is None:
             try:
-                got = read_local(self.spark, index, result, expr, self.schema, max_in_fpp)
+                got = read_local(
+                    self.spark, index, result, expr, self.schema, max_in_fpp, self._empty()
+                )
             except Exception as e:  # any doubt: Spark reads the files
                 why = f"read by Spark: the driver could not read the candidates exactly ({e})"
                 plan.notes.append(why)
@@ -233,6 +233,12 @@ class IndexedLake:
                 return got.df
         plan.way_why = why
         return None
+
+    def _empty(self):
+        """No rows, with the lake's schema (~20 ms to make: made once per lake)."""
+        if self._none is None:
+            self._none = _empty(self.spark, self.schema)
+        return self._none
 
     def read(self, where: str, **kwargs: Any):
         """The DataFrame of :meth:`plan`."""
