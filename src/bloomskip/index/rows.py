@@ -88,7 +88,10 @@ class _RowEvidence(ColumnEvidence):
         self.spec, self.owner = spec, owner
         self.stages = [self]
         n = len(column)
+        # Null or not is a fact of the row as read, whether or not its value converts.
         self.valid = np.ones(n, np.bool_)
+        if column.null_count:
+            self.valid = column.is_valid().to_numpy(zero_copy_only=False)
         self.hash: np.ndarray | None = None  # per row; None: values not hashed (blocked)
         try:
             if column.type != spec.arrow_type:
@@ -97,8 +100,6 @@ class _RowEvidence(ColumnEvidence):
         except (BloomskipError, pa.ArrowException, ValueError, OverflowError) as e:
             owner.note(f"{spec.name}: values not hashed as the index does ({e}); may match")
             return
-        if column.null_count:
-            self.valid = column.is_valid().to_numpy(zero_copy_only=False)
         if hashes.shape[0] != int(self.valid.sum()):  # one hash per non-null value
             owner.note(f"{spec.name}: {hashes.shape[0]} hashes for {n} rows; may match")
             return
