@@ -4,8 +4,8 @@ rows, narrowed by hash, handed to Spark as a local relation.
 * Every column type the driver reads gives exactly Spark's rows, in two session time
   zones; the relation is a ``LocalTableScan`` (collecting it runs no Spark job).
 * Whatever the driver cannot read exactly as Spark goes to Spark, and the plan says why:
-  a partition column, reader options, INT96 timestamps, dates before 1900, a predicate on file metadata,
-  more candidate rows than ``local_rows``.
+  a partition column, reader options, INT96 timestamps, dates before 1900, a predicate
+  on file metadata, more candidate rows than ``local_rows``.
 * A file rewritten after indexing, with the index trusted (``check_source=False``), is
   Spark's to read: its zones' row offsets no longer apply.
 """
