@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from bloomskip import index
+from bloomskip.errors import InvalidParameterError
 from bloomskip.spark import open_lake, plan_read
 
 pytestmark = pytest.mark.spark
@@ -149,6 +150,9 @@ def test_what_the_driver_cannot_read_exactly_goes_to_spark(spark, typed, tmp_pat
     spark_reads("i32 = 2005", "local_rows=0", local_rows=0)
     spark_reads("i32 > 0", "candidate rows > local_rows", local_rows=1000)
     spark_reads("i32 = 2005 AND input_file_name() LIKE '%p2%'", "file metadata")
+    for bad in (-1, 1.5, "10", True):
+        with pytest.raises(InvalidParameterError, match="local_rows"):
+            plan_read(spark, lake, idx, "i32 = 2005", local_rows=bad)
     with_options = plan_read(spark, lake, idx, "i32 = 2005", options={"mergeSchema": "false"})
     assert with_options.way == "spark" and "options" in with_options.way_why
 

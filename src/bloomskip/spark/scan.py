@@ -32,7 +32,7 @@ from functools import partialmethod
 from typing import Any
 
 from bloomskip._json import attributes
-from bloomskip.errors import BloomskipError, UnsupportedFileError
+from bloomskip.errors import BloomskipError, InvalidParameterError, UnsupportedFileError
 from bloomskip.expr.sql import parse
 from bloomskip.index import store
 from bloomskip.index.query import MAX_IN_FPP, QueryResult, ZoneIndex, open_index
@@ -257,6 +257,10 @@ class IndexedLake:
         trust the index and list nothing (files added since the last refresh are not
         seen). Candidates of at most ``local_rows`` rows are read on the driver and
         handed to Spark as a local relation (:mod:`bloomskip.spark.local`; 0: never)."""
+        if isinstance(local_rows, bool) or not isinstance(local_rows, int) or local_rows < 0:
+            raise InvalidParameterError(
+                f"local_rows must be a whole number of rows >= 0 (0: never), not {local_rows!r}"
+            )
         t0 = time.perf_counter()
         notes: list[str] = []
         index = self._index(notes)
