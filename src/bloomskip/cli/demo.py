@@ -36,9 +36,11 @@ Look rows up in a data lake three ways with Spark, check that they agree, and ti
      native bloom  the same over the copy: Spark skips row groups whose bloom filter
                    rules the value out, but opens every file to ask
      bloomskip     bloomskip.spark.plan_read(spark, lake, index, q).df: the index
-                   names the files that may match; Spark reads only those
+                   names the files and zones that may match; few rows are read on
+                   the driver (a local relation), else Spark reads those files
    All three must return the same rows (else the demo fails). Then print seconds,
-   files and bytes read (Spark's scan metrics) and rows per lookup and way.
+   files and bytes read (Spark's scan metrics, or the driver's read) and rows per
+   lookup and way.
 
 Progress goes to stderr, the table (or --json) to stdout. About 2.5 minutes the first
 time on 2 cores, about a minute less when the lake and copy are re-used. Disk: about
