@@ -358,11 +358,13 @@ def test_reads_only_candidate_zones(lake):
     assert schema == BloomskipDataSource({"index": idx}).schema()
     reader, parts = _plan(idx, schema, [sds.EqualTo(("k",), 20006)], root)
     assert len(parts) == 1 and parts[0].zones == ((0, 64),)
-    t = _read(reader, parts)
-    assert t.num_rows == 64 and 20006 in t.column("k").to_pylist()
+    t = _read(reader, parts)  # the zone's rows, narrowed by hash to the one that matches
+    assert t.column("k").to_pylist() == [20006]
     assert t.schema.field("ts").type == pa.timestamp("us", "UTC")  # what Spark expects
-    # a file rewritten after planning is read in full, not by stale offsets
     p = parts[0]
+    whole_zone = FilePartition(p.path, p.zones, p.size, p.mtime_ns, p.etag)  # no row filter
+    assert _read(reader, [whole_zone]).num_rows == 64
+    # a file rewritten after planning is read in full, not by stale offsets
     moved = FilePartition(p.path, p.zones, p.size + 1, p.mtime_ns)
     assert _read(reader, [moved]).num_rows == ROWS
     # Spark's stand-in partition when nothing may match
@@ -374,7 +376,7 @@ def test_reads_only_candidate_zones(lake):
     reader, parts = _plan(idx, upper, [sds.EqualTo(("K",), 20006)])
     assert [str(e) for e in reader.pushed] == ["k = 20006"] and len(parts) == 1
     t = _read(reader, parts)
-    assert t.schema.names == ["K", "x"] and t.column("x").null_count == 64
+    assert t.schema.names == ["K", "x"] and t.column("x").null_count == t.num_rows == 1
 
 
 def _spark_value(v):
@@ -419,7 +421,11 @@ def test_every_type_keeps_every_matching_row(lake):
     )
     got = [(os.path.basename(p.path), p.zones) for p in parts]
     assert got == [("part-0.parquet", ((0, 64),)), ("part-2.parquet", ((0, 64),))]
-    assert _read(reader, parts).num_rows == 128
+    zones = [FilePartition(p.path, p.zones, p.size, p.mtime_ns, p.etag) for p in parts]
+    assert _read(reader, zones).num_rows == 128  # the zones' rows, no row filter
+    assert _read(reader, parts) is None  # i is null where k % 11 == 0: none of 3, 20006, 7
+    reader, parts = _plan(idx, schema, [sds.In(("k",), (3, 33)), sds.IsNull(("i",))])
+    assert _read(reader, parts).column("k").to_pylist() == [33]
 
 
 def test_translate():
@@ -469,9 +475,9 @@ def test_lossy_columns_are_not_pushed(tmp_path):
         idx, schema, [sds.EqualTo(("t",), dt.datetime(1970, 1, 1)), sds.EqualTo(("u",), 2)]
     )
     assert [str(e) for e in reader.pushed] == ["u = 2"]  # ns are truncated by Spark
-    t = _read(reader, parts)  # the zone holds both rows; Spark re-applies u = 2
-    assert t.column("u").to_pylist() == [Decimal(1), Decimal(2)]
-    assert t.column("t").type == pa.timestamp("us") and t.column("t")[1].value == 2_000_000
+    t = _read(reader, parts)  # the zone holds both rows, the row filter keeps u = 2
+    assert t.column("u").to_pylist() == [Decimal(2)]
+    assert t.column("t").type == pa.timestamp("us") and t.column("t")[0].value == 2_000_000
 
 
 def test_fallbacks_and_typed_errors(lake, tmp_path):

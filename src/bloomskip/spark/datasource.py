@@ -79,6 +79,7 @@ from bloomskip.expr.expressions import (
     Reference,
     literal,
 )
+from bloomskip.index.rows import RowFilter
 from bloomskip.spark import tables
 from bloomskip.spark.readfile import merge_ranges, read_file
 from bloomskip.spark.types import lossless, match_column, spark_schema, spark_type
@@ -135,13 +136,16 @@ class FilePartition(sds.InputPartition):
     """One file to read: its URI; its candidate zones as sorted, disjoint (start, length)
     row ranges, adjacent zones merged (None = every row); and, when zones are given, the
     (size, mtime) the index had for the file, so that a file rewritten since planning is
-    read in full rather than by stale offsets."""
+    read in full rather than by stale offsets; and the index's rule per row for the
+    pushed filters (:class:`~bloomskip.index.rows.RowFilter`), so that only the rows it
+    cannot rule out go to Spark (which applies every filter again)."""
 
     path: str
     zones: tuple[tuple[int, int], ...] | None = None
     size: int | None = None
     mtime_ns: int | None = None
     etag: str | None = None
+    keep: RowFilter | None = None
 
 
 # --------------------------------------------------------------------------- source
@@ -349,6 +353,11 @@ class BloomskipReader(sds.DataSourceReader):
             candidates, skipped, note = _restrict(self.path, zi, candidates, skipped)
             res.notes.append(note)
         parts = []
+        try:
+            keep = zi.row_filter(self.predicate) if self.pushed else None
+        except Exception as e:  # rows are then read as before, a zone at a time
+            keep = None
+            res.notes.append(f"rows not narrowed by the index: {e}")
         for path, zones, _ in candidates:
             ident = sizes.get(path) if zones is not None else None
             parts.append(
@@ -358,6 +367,7 @@ class BloomskipReader(sds.DataSourceReader):
                     None if ident is None else ident[0],
                     None if ident is None else ident[1],
                     None if ident is None else ident[2],
+                    keep,
                 )
             )
         cand_paths = {p for p, _, _ in candidates}
@@ -470,7 +480,7 @@ class BloomskipReader(sds.DataSourceReader):
             return
         p = partition
         identity = None if p.size is None else (p.size, p.mtime_ns, p.etag)
-        yield from read_file(p.path, p.zones, identity, self.schema)
+        yield from read_file(p.path, p.zones, identity, self.schema, p.keep)
 
 
 def _is_table(path: str) -> bool:

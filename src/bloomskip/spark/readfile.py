@@ -43,12 +43,14 @@ def read_file(
     zones: Sequence[tuple[int, int]] | None,
     identity: tuple[int, int, str | None] | None,
     schema: st.StructType,
+    keep: RowKeeper | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of the file ``uri`` inside ``zones`` ((start, length) row ranges; None:
-    every row), as batches of ``schema``. ``identity`` is the file's (size, mtime_ns,
-    etag) when indexed: if it changed, every row is read."""
+    every row), as batches of ``schema``; with ``keep``, only those it may want.
+    ``identity`` is the file's (size, mtime_ns, etag) when indexed: if it changed, every
+    row is read."""
     target = spark_arrow_schema(schema)
-    for table, columns in read_tables(uri, zones, identity, target.names):
+    for table, columns in read_tables(uri, zones, identity, target.names, keep):
         yield conform(table, target, columns, uri)
 
 
