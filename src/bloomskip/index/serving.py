@@ -456,7 +456,8 @@ def _scatter(out: np.ndarray, got: np.ndarray, cols: np.ndarray) -> None:
     if cut.shape[0] * 8 > src.shape[0]:  # short runs
         rows = out.shape[0]
         o = out.view("V32").reshape(rows, out.shape[1])
-        o[:, dst] = got.view("V32").reshape(rows, got.shape[1])[:, src]
+        g = np.ascontiguousarray(got).view("V32").reshape(rows, got.shape[1])
+        o[:, dst] = g[:, src]
         return
     lo = np.concatenate([[0], cut]).tolist()
     hi = np.concatenate([cut, [src.shape[0]]]).tolist()
