@@ -353,13 +353,18 @@ def _update(
             len(dropped) > MAX_DROPPED_SHARE * max(len(live), 1)
         )
         out_cols = {}
-        for name, col in columns.items():
-            picks = [
+        picked = {
+            name: [
                 (done.results[i].columns[name], np.array(sorted(ids), dtype=np.uint64))
                 for i, ids in chosen[name].items()
                 if name in done.results[i].columns
             ]
-            col = _add_segment(storage, col, picks, runner, report)
+            for name in columns
+        }
+        added = _write_segments(storage, columns, picked, runner, report)
+        for name, col in columns.items():
+            if added[name] is not None:
+                col = col.with_segments((*col.segments, added[name]))
             indexed = {fid for ids in chosen[name].values() for fid in ids}
             carried = set(col.failed) - indexed - gone
             col = replace(col, failed=tuple(sorted((carried | failed[name]) & live)))
@@ -449,15 +454,37 @@ def plan_tasks(files: list[SourceFile], at_least: int = 1) -> list[list[int]]:
 # ----------------------------------------------------------------------------- segments
 
 
-def _add_segment(
+def _write_segments(
     storage: Storage,
-    col: ColumnIndex,
-    picks: list[tuple[ColumnPart, np.ndarray]],
+    columns: dict[str, ColumnIndex],
+    picks: dict[str, list[tuple[ColumnPart, np.ndarray]]],
     runner: Runner,
     report: BuildReport,
-) -> ColumnIndex:
-    segment = _write_segment(storage, col, picks, runner, report)
-    return col if segment is None else col.with_segments((*col.segments, segment))
+) -> dict[str, Segment | None]:
+    """Each column's new segment (None: no zone chosen), the slabs of all of them
+    written by one :meth:`Runner.slabs` call (on Spark: one job, not one per column)."""
+    plans = {
+        name: seg.plan_segment(col, picks[name]) if picks.get(name) else None
+        for name, col in columns.items()
+    }
+    jobs = [j for p in plans.values() if p is not None for j in p.jobs]
+    frames = runner.slabs(storage, jobs) if jobs else []
+    if len(frames) != len(jobs):
+        raise ValueError(f"{len(frames)} slabs written of {len(jobs)}")
+    out: dict[str, Segment | None] = {}
+    at = 0
+    for name, plan in plans.items():
+        if plan is None:
+            out[name] = None
+            continue
+        mine, at = frames[at : at + len(plan.jobs)], at + len(plan.jobs)
+        segment = seg.finish(storage, plan, mine)
+        report.zones_written += segment.num_zones
+        report.bytes_written += segment.directory_size + sum(
+            storage.size(n) or 0 for n in segment.slabs
+        )
+        out[name] = segment
+    return out
 
 
 def _write_segment(
@@ -467,15 +494,7 @@ def _write_segment(
     runner: Runner,
     report: BuildReport,
 ) -> Segment | None:
-    plan = seg.plan_segment(col, picks) if picks else None
-    if plan is None:
-        return None
-    segment = seg.finish(storage, plan, runner.slabs(storage, plan.jobs))
-    report.zones_written += segment.num_zones
-    report.bytes_written += segment.directory_size + sum(
-        storage.size(n) or 0 for n in segment.slabs
-    )
-    return segment
+    return _write_segments(storage, {col.name: col}, {col.name: picks}, runner, report)[col.name]
 
 
 def _compact(

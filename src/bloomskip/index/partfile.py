@@ -58,21 +58,38 @@ def write_part(
         members = classes.setdefault(blocks, [])
         zone_class[z] = list(classes).index(blocks)
         members.append(z)
-    sections = {}
-    for i, (blocks, members) in enumerate(classes.items()):
-        m = np.empty((blocks, len(members), 32), dtype=np.uint8)
-        for j, z in enumerate(members):
-            m[:, j, :] = data[offsets[z] : offsets[z + 1]].reshape(blocks, 32)
-        sections[f"c{i}"] = m
-        sections[f"k{i}"] = np.array([_crc(m[b], rel, i, b) for b in range(blocks)], "<u4")
     listed = [(b, len(ms)) for b, ms in classes.items()]
     header = {
         "zones": int(sizes.shape[0]),
         "classes": [{"blocks": b, "count": n} for b, n in listed],
     }
-    body = _pack(PART_MAGIC, header, sections)
-    storage.write(rel, body)
-    return zone_class, listed, len(body)
+    lengths = {}
+    for i, (blocks, n) in enumerate(listed):
+        lengths[f"c{i}"], lengths[f"k{i}"] = blocks * n * 32, blocks * 4
+    out, at = _layout(PART_MAGIC, header, lengths)
+    for i, (blocks, members) in enumerate(classes.items()):
+        off = at[f"c{i}"][0]
+        m = out[off : off + blocks * len(members) * 32].reshape(blocks, len(members), 32)
+        _fill_class(m, data, offsets, members, blocks)
+        sums = out[at[f"k{i}"][0] : at[f"k{i}"][0] + blocks * 4].view("<u4")
+        sums[:] = [_crc(m[b], rel, i, b) for b in range(blocks)]
+    storage.write(rel, memoryview(out), durable=False)  # read back once, row CRCs checked
+    return zone_class, listed, int(out.shape[0])
+
+
+def _fill_class(
+    m: np.ndarray, data: np.ndarray, offsets: np.ndarray, members: list[int], blocks: int
+) -> None:
+    """``m[:, j, :]`` = zone ``members[j]``'s filter as ``blocks`` rows of 32 bytes: one
+    strided copy for each run of zones that lie back to back in ``data``."""
+    j = 0
+    while j < len(members):
+        k = j + 1
+        while k < len(members) and members[k] == members[k - 1] + 1:
+            k += 1
+        lo, hi = int(offsets[members[j]]), int(offsets[members[k - 1] + 1])
+        m[:, j:k, :] = data[lo:hi].reshape(k - j, blocks, 32).transpose(1, 0, 2)
+        j = k
 
 
 def _crc(row, rel: str, cls: int, b: int) -> int:
@@ -117,33 +134,32 @@ class Part:
         return np.frombuffer(data, dtype=np.uint8).reshape(b1 - b0, count, 32)
 
 
-def _pack(magic: bytes, header: dict[str, Any], sections: dict[str, np.ndarray]) -> bytes:
-    """``magic | u32 header length | header JSON | sections (8-byte aligned)``; the header
-    records each section's ``[offset, length]``."""
-    names = list(sections)
-    raw = {n: np.ascontiguousarray(sections[n]).view(np.uint8).reshape(-1) for n in names}
+def _layout(
+    magic: bytes, header: dict[str, Any], lengths: dict[str, int]
+) -> tuple[np.ndarray, dict[str, list[int]]]:
+    """A zeroed buffer for ``magic | u32 header length | header JSON | sections (each
+    8-byte aligned)`` with the magic and header written, and each section's ``[offset,
+    length]`` (as the header records them); the caller fills the sections."""
+    names = list(lengths)
     # The header holds the offsets, which depend on its own length: fix the width first.
-    header = dict(header, sections={n: [0, int(raw[n].size)] for n in names})
+    header = dict(header, sections={n: [0, int(lengths[n])] for n in names})
     at = 0
     for _ in range(3):
         text = json.dumps(header, separators=(",", ":")).encode()
         at = _align(_HEAD + len(text))
         offsets = {}
         for n in names:
-            offsets[n] = [at, int(raw[n].size)]
-            at = _align(at + raw[n].size)
+            offsets[n] = [at, int(lengths[n])]
+            at = _align(at + lengths[n])
         header = dict(header, sections=offsets)
     text = json.dumps(header, separators=(",", ":")).encode()
     if names and _align(_HEAD + len(text)) != header["sections"][names[0]][0]:
         raise AssertionError("serving header did not settle")  # pragma: no cover
-    out = bytearray(at if names else _HEAD + len(text))
-    out[:8] = magic
-    out[8:12] = len(text).to_bytes(4, "little")
-    out[12 : 12 + len(text)] = text
-    for n in names:
-        off, length = header["sections"][n]
-        out[off : off + length] = raw[n].tobytes()
-    return bytes(out)
+    out = np.zeros(at if names else _HEAD + len(text), np.uint8)
+    out[:8] = np.frombuffer(magic, np.uint8)
+    out[8:12] = np.frombuffer(len(text).to_bytes(4, "little"), np.uint8)
+    out[12 : 12 + len(text)] = np.frombuffer(text, np.uint8)
+    return out, header["sections"]
 
 
 def read_header(storage: Storage, rel: str, magic: bytes, size: int) -> tuple[dict, bytes]:

@@ -77,10 +77,11 @@ def encode_rows(rows: np.ndarray) -> tuple[bytes, np.ndarray]:
     """Block rows ``(s, count, 32)`` as frames back to back; and per frame where it ends
     and its CRC-32, ``(2, s)`` uint64."""
     frames, ends, at = [], np.zeros((2, rows.shape[0]), np.uint64), 0
+    codec = _codec()
     for b in range(rows.shape[0]):
-        raw = rows[b].tobytes()
-        packed = _codec().compress(raw, asbytes=True)
-        frame = packed if len(packed) < len(raw) else raw
+        row = np.ascontiguousarray(rows[b])
+        packed = codec.compress(row, asbytes=True)
+        frame = packed if len(packed) < row.nbytes else row.tobytes()
         frames.append(frame)
         at += len(frame)
         ends[0, b], ends[1, b] = at, zlib.crc32(frame)
@@ -437,12 +438,32 @@ def build_slab(storage: Storage, job: SlabJob) -> np.ndarray:
     for src, cls, cols in job.sources:
         if src.classes[cls][0] != job.blocks:
             raise CorruptFileError(f"a source of {job.rel}: class {cls} is not {job.blocks} blocks")
-        got = src.rows(storage, cls, job.b0, job.b1)
-        keep = cols >= 0
-        out[:, cols[keep], :] = got[:, keep, :]
+        _scatter(out, src.rows(storage, cls, job.b0, job.b1), cols)
     data, ends = encode_rows(out)
     storage.write(job.rel, data)
     return ends
+
+
+def _scatter(out: np.ndarray, got: np.ndarray, cols: np.ndarray) -> None:
+    """``out[:, cols[i], :] = got[:, i, :]`` for every ``cols[i] >= 0``: a slice copy per
+    run of zones that stay together (a file's zones do), else one gather of 32-byte
+    items."""
+    src = np.flatnonzero(cols >= 0)
+    if src.shape[0] == 0:
+        return
+    dst = cols[src]
+    cut = np.flatnonzero((np.diff(src) != 1) | (np.diff(dst) != 1)) + 1
+    if cut.shape[0] * 8 > src.shape[0]:  # short runs
+        rows = out.shape[0]
+        o = out.view("V32").reshape(rows, out.shape[1])
+        g = np.ascontiguousarray(got).view("V32").reshape(rows, got.shape[1])
+        o[:, dst] = g[:, src]
+        return
+    lo = np.concatenate([[0], cut]).tolist()
+    hi = np.concatenate([cut, [src.shape[0]]]).tolist()
+    for a, b in zip(lo, hi, strict=True):
+        d, s = int(dst[a]), int(src[a])
+        out[:, d : d + b - a, :] = got[:, s : s + b - a, :]
 
 
 def row_holds(row: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -93,9 +93,11 @@ class Storage(ABC):
         """The object's size, or None if there is none."""
 
     @abstractmethod
-    def write(self, rel: str, data: bytes | memoryview) -> None:
+    def write(self, rel: str, data: bytes | memoryview, *, durable: bool = True) -> None:
         """Write ``data`` under a *new* name (indexes never rewrite a name); whole or not
-        at all."""
+        at all. ``durable=False``: an intermediate of one build (a task's part, whose
+        rows carry checksums), which need not survive a crash of the machine - the local
+        store then skips the ``fsync``."""
 
     @abstractmethod
     def create(self, rel: str, data: bytes) -> bool:
@@ -281,11 +283,11 @@ class LocalStorage(Storage):
             return None
         return st.st_size if stat.S_ISREG(st.st_mode) else None
 
-    def write(self, rel: str, data: bytes | memoryview) -> None:
+    def write(self, rel: str, data: bytes | memoryview, *, durable: bool = True) -> None:
         with self._errors(rel, "write"):
-            self._write(rel, data)
+            self._write(rel, data, durable)
 
-    def _write(self, rel: str, data: bytes | memoryview) -> None:
+    def _write(self, rel: str, data: bytes | memoryview, durable: bool = True) -> None:
         path = self._path(rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         self._path(rel)  # again: the directories made must not lead elsewhere
@@ -294,7 +296,8 @@ class LocalStorage(Storage):
             with open(tmp, "xb") as fh:
                 fh.write(data)
                 fh.flush()
-                os.fsync(fh.fileno())
+                if durable:
+                    os.fsync(fh.fileno())
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -451,7 +454,7 @@ class ObjectStorage(Storage):
         except FileNotFoundError:
             return None
 
-    def write(self, rel: str, data: bytes | memoryview) -> None:
+    def write(self, rel: str, data: bytes | memoryview, *, durable: bool = True) -> None:
         import obstore
 
         check_rel(rel)

@@ -1,0 +1,85 @@
+"""Parts and slabs at the byte level: what a task writes of its zone filters comes back
+row for row, and a slab job places every source's blocks where the plan says."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bloomskip.index import partfile, serving
+from bloomskip.index.storage import open_storage
+
+
+def _reference_scatter(out: np.ndarray, got: np.ndarray, cols: np.ndarray) -> None:
+    keep = cols >= 0
+    out[:, cols[keep], :] = got[:, keep, :]
+
+
+@pytest.mark.parametrize("layout", ["runs", "sorted", "shuffled", "none", "all_runs"])
+@pytest.mark.parametrize("seed", range(12))
+def test_scatter_places_every_kept_zone(layout, seed):
+    rng = np.random.default_rng(seed)
+    rows, count = int(rng.integers(1, 6)), int(rng.integers(1, 80))
+    k = int(rng.integers(0, 60))
+    m = min(k, count) if layout != "none" else 0
+    cols = np.full(k, -1, np.int64)
+    if layout in ("runs", "all_runs"):  # files' zones: runs kept together
+        start = int(rng.integers(0, count - m + 1))
+        pos = np.arange(start, start + m)
+        sel = np.arange(m) if layout == "all_runs" else np.sort(rng.choice(k, m, replace=False))
+    elif layout == "sorted":
+        pos = np.sort(rng.choice(count, m, replace=False))
+        sel = np.sort(rng.choice(k, m, replace=False))
+    else:
+        pos = rng.choice(count, m, replace=False)
+        sel = rng.choice(k, m, replace=False)
+    cols[sel] = pos
+    got = rng.integers(0, 256, (rows, k, 32), dtype=np.uint8)
+    want = rng.integers(0, 256, (rows, count, 32), dtype=np.uint8)
+    out = want.copy()
+    _reference_scatter(want, got, cols)
+    serving._scatter(out, got, cols)
+    assert np.array_equal(out, want)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_part_rows_are_the_filters_block_major(tmp_path, seed):
+    rng = np.random.default_rng(100 + seed)
+    sizes = rng.choice([0, 32, 64, 96, 256, 1024, 50, 2048], int(rng.integers(0, 50)))
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    data = rng.integers(0, 256, int(offsets[-1]), dtype=np.uint8)
+    storage = open_storage(str(tmp_path / "ix"))
+    rel = "columns/0-x/p.blocks"
+    zone_class, classes, size = partfile.write_part(storage, rel, data, offsets)
+    assert size == storage.size(rel)
+    part = partfile.Part(rel, tuple(classes), size)
+    rank = {c: 0 for c in range(len(classes))}
+    for z, n in enumerate(sizes.tolist()):
+        blocks = n // 32
+        usable = n > 0 and n % 32 == 0 and blocks & (blocks - 1) == 0
+        if not usable:
+            assert zone_class[z] == serving.NO_CLASS
+            continue
+        c = int(zone_class[z])
+        assert classes[c][0] == blocks
+        rows = part.rows(storage, c, 0, blocks)  # every row, each CRC-checked
+        want = data[offsets[z] : offsets[z + 1]].reshape(blocks, 32)
+        assert np.array_equal(rows[:, rank[c], :], want)
+        rank[c] += 1
+    assert [rank[c] for c in range(len(classes))] == [n for _, n in classes]
+
+
+def test_encode_rows_round_trips():
+    rng = np.random.default_rng(7)
+    for density in (0.0, 0.25, 1.0):
+        rows = rng.integers(0, 256, (5, 40, 32), dtype=np.uint8)
+        rows = rows * (rng.random(rows.shape) < density)
+        rows = rows.astype(np.uint8)
+        data, ends = serving.encode_rows(rows)
+        at = 0
+        for b in range(rows.shape[0]):
+            end = int(ends[0, b])
+            frame = data[at:end]
+            assert np.array_equal(serving.decode_row(frame, 40, "t"), rows[b])
+            at = end
+        assert at == len(data)
