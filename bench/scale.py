@@ -499,8 +499,11 @@ def main() -> None:
     if args.child:
         phase, payload = args.child
         fn = {"spark": phase_spark, "query": phase_query}[phase]
-        print(json.dumps(fn(json.loads(payload))))
-        return
+        print(json.dumps(fn(json.loads(payload))), flush=True)
+        sys.stderr.flush()
+        # No interpreter teardown (as the CLI): pyarrow's C++ thread pools can abort a
+        # finished process there ("terminate called without an active exception").
+        os._exit(0)
     spec = args.sizes or ("1000000,4000000" if args.quick else "20000000,200000000")
     sizes = [] if spec == "none" else [int(x) for x in spec.split(",")]
     synth = args.synth_rows  # 0: no synthesized index
