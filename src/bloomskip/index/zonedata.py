@@ -164,9 +164,7 @@ def load_column(
             frag = d.keys >> KEY_SHIFT
             ok = alive(frag)
             sid = len(sources)
-            sources.append(
-                lambda rows, h, i=i, f=filters: f.probe(np.full(rows.shape[0], i), rows, h)
-            )
+            sources.append(lambda rows, h, i=i, f=filters: f.probe_segment(i, rows, h))
             parts.append(
                 (
                     d.keys[ok],
