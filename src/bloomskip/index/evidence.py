@@ -54,8 +54,10 @@ class _Column:
 
     def __init__(self, spec: ColumnIndex, data: ColumnData, universe: Universe) -> None:
         self.spec, self.data, self.u = spec, data, universe
-        if universe.keys is data.key:  # one column's zones are the universe
-            self.zrow = np.arange(data.key.shape[0], dtype=np.int64)
+        # one column's zones are the universe: zone i is row i of the column's data
+        self.same = universe.keys is data.key
+        if self.same:
+            self.zrow = data.derived("rows")
         else:
             self.zrow = rows_of(data.key, universe.keys)  # row of each zone in data, -1: none
         self.frow = rows_of(data.file_fragment, universe.fids)
@@ -141,6 +143,8 @@ class ZoneEvidence(ColumnEvidence):
         self.stages = [_FileFilter(column), _ZoneFilter(column)]
 
     def blocked(self, units: np.ndarray) -> Proof:
+        if self.c.same:  # every zone of the universe is the column's
+            return Proof(np.zeros(units.shape[0], np.bool_), "")
         return Proof(self.c.zrow[units] < 0, f"{self.name} is not indexed for this file")
 
     def no_nulls(self, units: np.ndarray) -> Proof:
@@ -155,6 +159,9 @@ class ZoneEvidence(ColumnEvidence):
         return Proof.none(units.shape[0], "")
 
     def only_nulls(self, units: np.ndarray) -> Proof:
+        if self.c.same:
+            empty = self.c.data.derived("empty")
+            return Proof(empty if _every(units, empty.shape[0]) else empty[units], "ndv")
         rows = self.c.zrow[units]
         ok = rows >= 0
         proven = np.zeros(units.shape[0], np.bool_)
@@ -188,9 +195,15 @@ class _ZoneFilter:
         h = self.c.hashes(values)
         if isinstance(h, Unavailable):
             return Findings.same(units.shape[0], Status.UNAVAILABLE, h.reason)
-        may = self.c.data.zones.probe(self.c.zrow[units], h)  # units are never blocked
+        rows = units if self.c.same else self.c.zrow[units]
+        may = self.c.data.zones.probe(rows, h)  # units are never blocked
         status = np.where(may, Status.INCONCLUSIVE, Status.EXCLUDED).astype(np.uint8)
         return Findings(status, "zone filter")
+
+
+def _every(units: np.ndarray, n: int) -> bool:
+    """Are ``units`` (ascending, distinct: the engine's) all of ``0..n-1``?"""
+    return units.shape[0] == n and (n == 0 or (units[0] == 0 and units[-1] == n - 1))
 
 
 def column_evidence(

@@ -39,6 +39,7 @@ from __future__ import annotations
 import bisect
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -69,6 +70,8 @@ from bloomskip.sources import Source, SourceFile, from_json
 
 #: Default limit on the compounded false-positive rate of an IN list.
 MAX_IN_FPP = 0.5
+#: Bytes of fragment-table row groups an open index keeps once read (and checked).
+FRAGMENT_CACHE_BYTES = 16 << 20
 
 
 # --------------------------------------------------------------------------- the index
@@ -82,6 +85,12 @@ class ZoneIndex:
         self.manifest = manifest
         self._fragments: pa.Table | None = None
         self._columns: dict[str, ColumnData] = {}
+        # the fragment table read by row groups: its footer, each group's fragment id
+        # range, and the groups read so far (checked), the most recently used last
+        self._frag_file: Any = None
+        self._frag_ranges: list[tuple[int, int]] | None = None
+        self._frag_groups: OrderedDict[int, pa.Table] = OrderedDict()
+        self._frag_cached = 0
 
     # -- what it is ---------------------------------------------------------------
 
@@ -117,25 +126,44 @@ class ZoneIndex:
         wanted = sorted(set(int(f) for f in fids))
         if not wanted or self.manifest.fragments is None:
             return {}
-        if self._fragments is not None:
-            table = self._fragments
-        else:
-            pf = self.storage.open_table(self.manifest.fragments)
-            groups = []
-            meta = pf.metadata
-            for g in range(meta.num_row_groups):
-                st = meta.row_group(g).column(0).statistics
-                if st is None or not st.has_min_max:
-                    groups = list(range(meta.num_row_groups))
-                    break
-                lo, hi = int(st.min), int(st.max)
-                i = bisect.bisect_left(wanted, lo)
-                if i < len(wanted) and wanted[i] <= hi:
-                    groups.append(g)
-            table = pf.read_row_groups(groups) if groups else FRAGMENT_SCHEMA.empty_table()
+        table = self._fragments if self._fragments is not None else self._fragment_groups(wanted)
         ids = pa.array(wanted, type=pa.uint64())
         rows = table.filter(pc.is_in(table.column("fragment_id"), value_set=ids)).to_pylist()
         return {int(r["fragment_id"]): r for r in rows}
+
+    def _fragment_groups(self, wanted: list[int]) -> pa.Table:
+        """The fragment table's row groups that can hold ``wanted`` (sorted ids), by
+        their statistics; the footer is read once per open index, and groups once read
+        are kept up to :data:`FRAGMENT_CACHE_BYTES`."""
+        if self._frag_file is None:
+            assert self.manifest.fragments is not None
+            pf = self.storage.open_table(self.manifest.fragments)
+            meta, ranges = pf.metadata, []
+            for g in range(meta.num_row_groups):
+                st = meta.row_group(g).column(0).statistics
+                if st is None or not st.has_min_max:  # every group may hold any id
+                    ranges = [(0, (1 << 64) - 1)] * meta.num_row_groups
+                    break
+                ranges.append((int(st.min), int(st.max)))
+            self._frag_file, self._frag_ranges = pf, ranges
+        assert self._frag_ranges is not None
+        groups = []
+        for g, (lo, hi) in enumerate(self._frag_ranges):
+            i = bisect.bisect_left(wanted, lo)
+            if i < len(wanted) and wanted[i] <= hi:
+                groups.append(g)
+        if not groups:
+            return FRAGMENT_SCHEMA.empty_table()
+        for g in groups:
+            if g not in self._frag_groups:  # read and checked, one group at a time
+                self._frag_groups[g] = part = self._frag_file.read_row_groups([g])
+                self._frag_cached += part.nbytes
+        parts = [self._frag_groups[g] for g in groups]
+        for g in groups:
+            self._frag_groups.move_to_end(g)
+        while self._frag_cached > FRAGMENT_CACHE_BYTES and len(self._frag_groups) > len(groups):
+            self._frag_cached -= self._frag_groups.popitem(last=False)[1].nbytes
+        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
     def zones(self, column: str) -> pa.Table:
         """The live zone table of ``column``, as Lance's: ``fragment_id, zone_start,

@@ -605,7 +605,7 @@ class ServedFilters:
         self._rows: OrderedDict[tuple, Any] = OrderedDict()
         self._cached = 0
         self._limit = ROW_CACHE_BYTES if cache_bytes is None else cache_bytes
-        self._members: dict[int, tuple[list[np.ndarray], np.ndarray | None]] = {}
+        self._members: dict[Any, Any] = {}  # per segment, made once: see _class_members
 
     def _get(self, key: tuple) -> Any:
         got = self._rows.get(key)
@@ -720,7 +720,16 @@ class ServedFilters:
         """May zone ``zone[i]`` of segment ``seg`` hold any of ``hashes``?"""
         if zone.shape[0] == 0:
             return np.zeros(0, np.bool_)
-        return self.segment_may(seg, hashes)[zone]
+        may = self.segment_may(seg, hashes)
+        if zone.shape[0] == may.shape[0] and np.array_equal(zone, self._order(seg)):
+            return may  # every zone, in order (a fresh array)
+        return may[zone]
+
+    def _order(self, seg: int) -> np.ndarray:
+        got = self._members.get(("order", seg))
+        if got is None:
+            got = self._members[("order", seg)] = np.arange(self.dirs[seg].keys.shape[0])
+        return got
 
     def probe(self, seg: np.ndarray, zone: np.ndarray, hashes: np.ndarray) -> np.ndarray:
         """May zone ``zone[i]`` of segment ``seg[i]`` hold any of ``hashes``?"""

@@ -11,7 +11,7 @@ zone written twice keeps its first copy, and addresses out of range raise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -94,11 +94,17 @@ class Routed:
 
     def __init__(self, sources: list, source: np.ndarray, local: np.ndarray) -> None:
         self.sources, self.source, self.local = sources, source, local
+        # one source whose zones are the rows themselves (one segment, nothing dropped)
+        self.direct = len(sources) == 1 and np.array_equal(
+            local, np.arange(local.shape[0], dtype=local.dtype)
+        )
 
     def take(self, order: np.ndarray) -> Routed:
         return Routed(self.sources, self.source[order], self.local[order])
 
     def probe(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+        if self.direct:
+            return self.sources[0](rows, hashes)
         out = np.zeros(rows.shape[0], dtype=np.bool_)
         src = self.source[rows]
         for s in serving.present(src):
@@ -124,6 +130,23 @@ class ColumnData:
     files: Filters
     # (fids, keys, zone -> file position) when the column alone is a lookup's universe
     universe: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    # arrays derived once per open index for every lookup (read-only): see :meth:`derived`
+    _derived: dict = field(default_factory=dict)
+
+    def derived(self, name: str) -> np.ndarray:
+        """``rows`` (0..n-1) or ``empty`` (zones without a value, ``ndv == 0``), made
+        once and read-only (a lookup's evidence shares them)."""
+        got = self._derived.get(name)
+        if got is None:
+            if name == "rows":
+                got = np.arange(self.key.shape[0], dtype=np.int64)
+            elif name == "empty":
+                got = self.ndv == 0
+            else:
+                raise KeyError(name)
+            got.flags.writeable = False
+            self._derived[name] = got
+        return got
 
 
 def load_column(
