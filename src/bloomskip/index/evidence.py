@@ -29,7 +29,7 @@ from bloomskip.expr.expressions import LiteralPredicate
 from bloomskip.expr.literals import Values, to_arrow
 from bloomskip.hashing import hash_values
 from bloomskip.index.layout import ColumnIndex
-from bloomskip.index.zonedata import ColumnData
+from bloomskip.index.zonedata import ColumnData, Routed
 from bloomskip.prune.evidence import ColumnEvidence, Findings, Proof, Status, Unavailable
 
 
@@ -195,8 +195,12 @@ class _ZoneFilter:
         h = self.c.hashes(values)
         if isinstance(h, Unavailable):
             return Findings.same(units.shape[0], Status.UNAVAILABLE, h.reason)
-        rows = units if self.c.same else self.c.zrow[units]
-        may = self.c.data.zones.probe(rows, h)  # units are never blocked
+        zones = self.c.data.zones
+        if self.c.same and isinstance(zones, Routed) and _every(units, self.c.zrow.shape[0]):
+            may = zones.probe_every(h)  # every zone of the column, in order
+        else:
+            rows = units if self.c.same else self.c.zrow[units]
+            may = zones.probe(rows, h)  # units are never blocked
         status = np.where(may, Status.INCONCLUSIVE, Status.EXCLUDED).astype(np.uint8)
         return Findings(status, "zone filter")
 

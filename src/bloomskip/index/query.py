@@ -89,7 +89,7 @@ class ZoneIndex:
         # range, and the groups read so far (checked), the most recently used last
         self._frag_file: Any = None
         self._frag_ranges: list[tuple[int, int]] | None = None
-        self._frag_groups: OrderedDict[int, pa.Table] = OrderedDict()
+        self._frag_groups: OrderedDict[int, tuple[pa.Table, dict[int, int]]] = OrderedDict()
         self._frag_cached = 0
 
     # -- what it is ---------------------------------------------------------------
@@ -126,14 +126,22 @@ class ZoneIndex:
         wanted = sorted(set(int(f) for f in fids))
         if not wanted or self.manifest.fragments is None:
             return {}
-        table = self._fragments if self._fragments is not None else self._fragment_groups(wanted)
-        ids = pa.array(wanted, type=pa.uint64())
-        rows = table.filter(pc.is_in(table.column("fragment_id"), value_set=ids)).to_pylist()
-        return {int(r["fragment_id"]): r for r in rows}
+        if self._fragments is not None:
+            table = self._fragments
+            ids = pa.array(wanted, type=pa.uint64())
+            rows = table.filter(pc.is_in(table.column("fragment_id"), value_set=ids)).to_pylist()
+            return {int(r["fragment_id"]): r for r in rows}
+        out: dict[int, dict[str, Any]] = {}
+        for table, where, mine in self._fragment_groups(wanted):
+            take = [where[f] for f in mine if f in where]
+            for r in table.take(take).to_pylist() if take else ():
+                out[int(r["fragment_id"])] = r  # a later row of an id wins, as in a scan
+        return out
 
-    def _fragment_groups(self, wanted: list[int]) -> pa.Table:
+    def _fragment_groups(self, wanted: list[int]) -> list[tuple[pa.Table, dict[int, int], list]]:
         """The fragment table's row groups that can hold ``wanted`` (sorted ids), by
-        their statistics; the footer is read once per open index, and groups once read
+        their statistics, each with its row of each id and the ids of ``wanted`` in its
+        range; the footer is read once per open index, and groups once read (and checked)
         are kept up to :data:`FRAGMENT_CACHE_BYTES`."""
         if self._frag_file is None:
             assert self.manifest.fragments is not None
@@ -147,23 +155,22 @@ class ZoneIndex:
                 ranges.append((int(st.min), int(st.max)))
             self._frag_file, self._frag_ranges = pf, ranges
         assert self._frag_ranges is not None
-        groups = []
+        out = []
         for g, (lo, hi) in enumerate(self._frag_ranges):
-            i = bisect.bisect_left(wanted, lo)
-            if i < len(wanted) and wanted[i] <= hi:
-                groups.append(g)
-        if not groups:
-            return FRAGMENT_SCHEMA.empty_table()
-        for g in groups:
-            if g not in self._frag_groups:  # read and checked, one group at a time
-                self._frag_groups[g] = part = self._frag_file.read_row_groups([g])
-                self._frag_cached += part.nbytes
-        parts = [self._frag_groups[g] for g in groups]
-        for g in groups:
+            i, j = bisect.bisect_left(wanted, lo), bisect.bisect_right(wanted, hi)
+            if i >= j:
+                continue
+            got = self._frag_groups.get(g)
+            if got is None:  # read and checked, one group at a time
+                table = self._frag_file.read_row_groups([g])
+                ids = table.column("fragment_id").to_pylist()
+                got = self._frag_groups[g] = (table, {f: k for k, f in enumerate(ids)})
+                self._frag_cached += _group_bytes(table)
             self._frag_groups.move_to_end(g)
-        while self._frag_cached > FRAGMENT_CACHE_BYTES and len(self._frag_groups) > len(groups):
-            self._frag_cached -= self._frag_groups.popitem(last=False)[1].nbytes
-        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+            out.append((*got, wanted[i:j]))
+        while self._frag_cached > FRAGMENT_CACHE_BYTES and len(self._frag_groups) > len(out):
+            self._frag_cached -= _group_bytes(self._frag_groups.popitem(last=False)[1][0])
+        return out
 
     def zones(self, column: str) -> pa.Table:
         """The live zone table of ``column``, as Lance's: ``fragment_id, zone_start,
@@ -366,6 +373,11 @@ class ZoneIndex:
         from bloomskip.index.status import status_text
 
         return status_text(st)
+
+
+def _group_bytes(table: pa.Table) -> int:
+    """What a kept row group of the fragment table holds: its values and its id map."""
+    return table.nbytes + 100 * table.num_rows
 
 
 def open_index(index_path: str | os.PathLike, *, version: int | None = None) -> ZoneIndex:

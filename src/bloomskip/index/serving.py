@@ -19,6 +19,9 @@ Files, per indexed column and segment (names in :mod:`.layout`):
   class ``i``, each row one *frame*: zstd-compressed, or stored as is when that is not
   smaller (a frame as long as its row is raw). Filters sized at Lance's defaults are
   about a quarter ones, so a frame is about 25 % smaller than its row.
+  In a class of at least :data:`PLANES_MIN_ZONES` zones a frame holds the row's 256
+  *bit planes* instead (a plane table, then the planes; see below): a lookup reads the 8
+  its value needs, 1/32 of the row, and checks each by the CRC-32 its table holds.
 * **directory** (``<segment>.dir``), written once the slabs are: every zone of the
   segment sorted by zone key (``fragment_id << 40 | zone_start``) with its ``length``,
   ``flags`` (has a null, has a value), ``ndv`` and size class; and per class where each
@@ -29,8 +32,9 @@ Files, per indexed column and segment (names in :mod:`.layout`):
 Every byte is untrusted: magic, header size and shape, section bounds and counts are
 checked against the object's size, frames against their slab's. Checksums make a
 changed byte an error rather than a different answer: a flipped bit of a filter would
-otherwise drop matches. A frame must match its CRC and decompress to exactly its row; a
-zone whose class is unknown is "may match".
+otherwise drop matches. A frame must match its CRC and decompress to exactly its row (a
+plane table must match its CRC and fit its frame, a plane its CRC and its size); a zone
+whose class is unknown is "may match".
 """
 
 from __future__ import annotations
