@@ -178,7 +178,7 @@ def decide(
         prune_known(bound, known, nfiles, np.arange(nfiles)) if partitions else None
     )  # why a file is ruled out: its partition values alone
     out.zones_total = int(keys.shape[0])
-    out.zones_candidate = int(zone_may.sum())
+    out.zones_candidate = int(np.count_nonzero(zone_may))
     # Per file: its candidate zones. A file without zones in the universe is not indexed
     # for any referenced column: a candidate in full (unless empty).
     n = fids.shape[0]

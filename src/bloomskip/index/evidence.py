@@ -32,6 +32,9 @@ from bloomskip.index.layout import ColumnIndex
 from bloomskip.index.zonedata import ColumnData, Routed
 from bloomskip.prune.evidence import ColumnEvidence, Findings, Proof, Status, Unavailable
 
+# as numpy scalars: np.where with IntEnum members takes numpy's slow path for objects
+_MAYBE, _OUT = np.uint8(Status.INCONCLUSIVE), np.uint8(Status.EXCLUDED)
+
 
 @dataclass
 class Universe:
@@ -130,7 +133,7 @@ class FileEvidence(ColumnEvidence):
         may = self.c.file_may(values, units)
         if isinstance(may, Unavailable):
             return Findings.same(units.shape[0], Status.UNAVAILABLE, may.reason)
-        status = np.where(may, Status.INCONCLUSIVE, Status.EXCLUDED).astype(np.uint8)
+        status = np.where(may, _MAYBE, _OUT)
         return Findings(status, "file filter")
 
 
@@ -183,7 +186,7 @@ class _FileFilter:
         may = self.c.file_may(values, files)
         if isinstance(may, Unavailable):
             return Findings.same(units.shape[0], Status.UNAVAILABLE, may.reason)
-        status = np.where(may[at], Status.INCONCLUSIVE, Status.EXCLUDED).astype(np.uint8)
+        status = np.where(may[at], _MAYBE, _OUT)
         return Findings(status, "file filter")
 
 
@@ -201,7 +204,7 @@ class _ZoneFilter:
         else:
             rows = units if self.c.same else self.c.zrow[units]
             may = zones.probe(rows, h)  # units are never blocked
-        status = np.where(may, Status.INCONCLUSIVE, Status.EXCLUDED).astype(np.uint8)
+        status = np.where(may, _MAYBE, _OUT)
         return Findings(status, "zone filter")
 
 
