@@ -662,7 +662,7 @@ class ServedFilters:
                 if len(data) != n:
                     raise CorruptFileError(f"{label}: slab cut short")
                 plane = decode_plane(data, int(crcs[p]), count, label)
-                self._keep((seg, cls, b, p), plane, plane.nbytes)
+                self._keep((seg, cls, b, p), plane, _nbytes(plane))
                 out[p] = plane
         return [out[p] for p in wanted]
 
@@ -745,7 +745,11 @@ class ServedFilters:
 
 
 def _nbytes(value: Any) -> int:
-    return value.nbytes if isinstance(value, np.ndarray) else 256 * 12
+    """What a kept row (2-D), plane (1-D, with its entry: planes of a small class are a
+    few bytes) or plane table (a tuple) counts against the cache's budget."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes + (256 if value.ndim == 1 else 0)
+    return 256 * 12
 
 
 def served_zones(
