@@ -62,6 +62,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 ROWS_PER_FILE = 100_000
 ZONE_ROWS = 8192
+#: The synthesized index's layout: 3, block rows of large classes as bit planes.
+SYNTH_VERSION = 3
 
 
 def say(msg: str) -> None:
@@ -327,7 +329,8 @@ def synthesize(rows: int, data: Path, values: int = 20) -> tuple[Path, dict[str,
     from bloomskip.index.storage import open_storage
     from bloomskip.sbbf.sizing import putze_num_bytes
 
-    root = data / f"synth-{rows}"
+    # one folder per layout version: an index of an older layout is never overwritten
+    root = data / f"synth-{rows}-v{SYNTH_VERSION}"
     stamp = root / "_bench_stamp.json"
     planted_v = [f"planted-{i:04d}" for i in range(values)]
     files = rows // ROWS_PER_FILE
@@ -336,7 +339,7 @@ def synthesize(rows: int, data: Path, values: int = 20) -> tuple[Path, dict[str,
     plant_z = rng.integers(0, -(-ROWS_PER_FILE // ZONE_ROWS), values)
     planted = zip(planted_v, plant_f, plant_z, strict=True)
     expect = {v: [int(f), int(z) * ZONE_ROWS] for v, f, z in planted}
-    if stamp.exists() and json.loads(stamp.read_text()) == {"rows": rows, "v": 2}:
+    if stamp.exists() and json.loads(stamp.read_text()) == {"rows": rows, "v": SYNTH_VERSION}:
         return root / "index", expect
     import shutil
 
@@ -427,7 +430,7 @@ def synthesize(rows: int, data: Path, values: int = 20) -> tuple[Path, dict[str,
         dropped=(),
     )
     store.publish(storage, manifest)
-    stamp.write_text(json.dumps({"rows": rows, "v": 2}))
+    stamp.write_text(json.dumps({"rows": rows, "v": SYNTH_VERSION}))
     say(f"synthesized index of {rows:,} rows in {time.perf_counter() - t0:.0f}s")
     return idx, expect
 

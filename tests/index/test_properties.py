@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, Phase, event, given, note, settings
 from hypothesis import strategies as st
 
 from bloomskip import index
+from bloomskip.index import serving
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -148,11 +149,15 @@ def _check_rows(zi: index.ZoneIndex, truth: set[tuple[str, int]], where: str) ->
     columns=st.sampled_from([["s", "i"], ["s", "i", "j"], ["i"]]),
     wheres=st.lists(predicates(), min_size=1, max_size=6),
     mutate=st.booleans(),
+    planes=st.sampled_from([1 << 40, 1, 2]),
 )
 def test_candidates_hold_every_matching_row(
-    data, extra, rewrite, zone_rows, sizing, fpp, align, columns, wheres, mutate
+    data, extra, rewrite, zone_rows, sizing, fpp, align, columns, wheres, mutate, planes
 ):
+    # planes: the smallest class stored as bit planes (1: every class; never; or mixed)
     tmp = tempfile.mkdtemp(prefix="bloomskip-index-")
+    threshold = serving.PLANES_MIN_ZONES
+    serving.PLANES_MIN_ZONES = planes
     try:
         lake = os.path.join(tmp, "lake")
         os.makedirs(lake)
@@ -187,6 +192,7 @@ def test_candidates_hold_every_matching_row(
             for where in wheres:
                 _check(fresh.query(where), _truth(paths, where), where)
     finally:
+        serving.PLANES_MIN_ZONES = threshold
         shutil.rmtree(tmp, ignore_errors=True)
 
 

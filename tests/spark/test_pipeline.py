@@ -143,6 +143,18 @@ def test_spark_build_equals_the_local_build(spark, lake, tmp_path, settings_):
     assert rep.files_indexed == 9 and not rep.failed and rep.zones_written > 0
 
 
+def test_spark_build_of_bit_planes_equals_the_local_build(spark, lake, tmp_path, monkeypatch):
+    from bloomskip.index import serving
+
+    # the driver plans each slab's layout: Spark's workers write what the job says
+    monkeypatch.setattr(serving, "PLANES_MIN_ZONES", 2)
+    build_index(spark, lake, ["k", "s"], tmp_path / "s", tasks=3, zone_rows=256)
+    index.build(lake, ["k", "s"], tmp_path / "l", threads=2, zone_rows=256)
+    dirs = sorted((tmp_path / "s").glob("columns/*/*.dir"))
+    assert dirs and all(d.read_bytes()[:8] == serving.DIR_MAGIC_PLANES for d in dirs)
+    _assert_same_index(tmp_path / "s", tmp_path / "l")
+
+
 def test_spark_refresh_equals_the_local_refresh_after_changes(spark, lake, tmp_path):
     for p in ("s", "l"):
         index.build(lake, ["k", "s"], tmp_path / p, zone_rows=256)

@@ -269,7 +269,12 @@ def write_dir(root: str, rel: str, header: dict, body: bytes, *, keep_body: bool
     if not keep_body:
         header = {**header, "body": [len(packed), len(body)]}
     text = json.dumps(header, separators=(",", ":")).encode()
-    out = serving.DIR_MAGIC + len(text).to_bytes(4, "little") + text + packed
+    classes = header.get("classes") if isinstance(header, dict) else None
+    planes = isinstance(classes, list) and any(
+        isinstance(c, dict) and "layout" in c for c in classes
+    )
+    magic = serving.DIR_MAGIC_PLANES if planes else serving.DIR_MAGIC
+    out = magic + len(text).to_bytes(4, "little") + text + packed
     _replace(os.path.join(root, *rel.split("/")), out + zlib.crc32(out).to_bytes(4, "little"))
 
 
@@ -342,18 +347,19 @@ def forge_slab(root: str, rng: random.Random) -> str:
     with open(path, "rb") as fh:
         data = fh.read()
     frames = [data[int(a) : int(b)] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+    planes = classes[cls].get("layout") == "planes"  # a frame: plane table, then planes
     op = rng.choice(["zero", "ones", "reverse", "cut", "grow", "empty-frame"])
-    if op == "zero":
-        frames = [bytes(count * 32) for _ in frames]
-    elif op == "ones":
-        frames = [b"\xff" * (count * 32) for _ in frames]
+    if op in ("zero", "ones"):
+        row = np.full((1, count, 32), 0 if op == "zero" else 255, np.uint8)
+        one = serving.encode_rows(row, planes)[0] if planes else row.tobytes()
+        frames = [one for _ in frames]
     elif op == "reverse":
         frames = frames[::-1]
     elif op == "empty-frame":
         frames[rng.randrange(len(frames))] = b""
     out = b"".join(frames)
     ends = np.cumsum([len(f) for f in frames]).astype("<u8")
-    crcs = np.array([zlib.crc32(f) for f in frames], "<u4")
+    crcs = np.array([zlib.crc32(f[: serving.PLANE_TABLE] if planes else f) for f in frames], "<u4")
     if op == "cut":
         out = out[: len(out) // 2]
     elif op == "grow":

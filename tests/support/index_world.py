@@ -23,7 +23,7 @@ import pytest
 
 from bloomskip import index
 from bloomskip.errors import BloomskipError
-from bloomskip.index import store
+from bloomskip.index import serving, store
 from tests.support import index_fuzz as fz
 
 ROWS, ZONE_ROWS = 200, 50
@@ -61,12 +61,17 @@ def world(base: str) -> Iterator[dict]:
     os.makedirs(outside)
     for i in range(5):
         pq.write_table(lake_file(i), os.path.join(lake, f"p{i}.parquet"), row_group_size=100)
-    index.build(lake, ["s", "k"], idx, zone_rows=ZONE_ROWS, sizing="exact", file_filters=True,
-                progress=False)  # fmt: skip
-    pq.write_table(lake_file(5), os.path.join(lake, "p5.parquet"), row_group_size=100)
-    index.refresh(idx, progress=False)
-    os.unlink(os.path.join(lake, "p2.parquet"))
-    index.refresh(idx, progress=False)
+    threshold = serving.PLANES_MIN_ZONES
+    serving.PLANES_MIN_ZONES = 2  # classes of 2 zones or more as bit planes: both layouts
+    try:
+        index.build(lake, ["s", "k"], idx, zone_rows=ZONE_ROWS, sizing="exact",
+                    file_filters=True, progress=False)  # fmt: skip
+        pq.write_table(lake_file(5), os.path.join(lake, "p5.parquet"), row_group_size=100)
+        index.refresh(idx, progress=False)
+        os.unlink(os.path.join(lake, "p2.parquet"))
+        index.refresh(idx, progress=False)
+    finally:
+        serving.PLANES_MIN_ZONES = threshold
     m = store.read_manifest(idx)
     assert m.version == 3 and m.dropped and len(m.columns["s"].segments) == 2
     pq.write_table(lake_file(9), os.path.join(outside, "canary.parquet"))

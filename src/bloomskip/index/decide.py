@@ -47,6 +47,22 @@ def _own_universe(data: ColumnData) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return data.universe
 
 
+def _own(data: ColumnData | None) -> np.ndarray | None:
+    return data.universe[0] if data is not None and data.universe is not None else None
+
+
+def _zones_per_file(zfile: np.ndarray, n: int, data: ColumnData | None) -> np.ndarray:
+    """Per file (position): how many zones of the universe it has - kept with ``data``
+    when its zones are the universe (read-only)."""
+    got = data._derived.get("zones_per_file") if data is not None else None
+    if got is None:
+        got = np.bincount(zfile, minlength=n)
+        if data is not None:
+            got.flags.writeable = False
+            data._derived["zones_per_file"] = got
+    return got
+
+
 @dataclass
 class Decided:
     """Per candidate file (fragment id): its candidate zones (None: the whole file) and
@@ -162,12 +178,14 @@ def decide(
         prune_known(bound, known, nfiles, np.arange(nfiles)) if partitions else None
     )  # why a file is ruled out: its partition values alone
     out.zones_total = int(keys.shape[0])
-    out.zones_candidate = int(zone_may.sum())
+    out.zones_candidate = int(np.count_nonzero(zone_may))
     # Per file: its candidate zones. A file without zones in the universe is not indexed
     # for any referenced column: a candidate in full (unless empty).
     n = fids.shape[0]
-    zones_of_file = np.bincount(zfile, minlength=n)
-    hits = np.bincount(zfile[zone_may], minlength=n)
+    zones_of_file = _zones_per_file(zfile, n, only if fids is _own(only) else None)
+    hit = np.flatnonzero(zone_may)  # ascending, so grouped by file (zfile is sorted)
+    hit_file = zfile[hit]
+    hits = np.bincount(hit_file, minlength=n)
     ruled_out = (zones_of_file > 0) & (hits == 0)
     by_partition = np.zeros(n, np.bool_)
     if part_may is not None:  # a file without zones is decided by its partition values
@@ -176,18 +194,16 @@ def decide(
     out.skipped = fids[ruled_out]
     out.by_partition = by_partition[ruled_out]
     out.by_file_filter = ~file_may[ruled_out] & ~out.by_partition
-    first = np.searchsorted(zfile, np.arange(n), side="left")
-    for i in np.flatnonzero(~ruled_out).tolist():
-        fid = int(fids[i])
-        if zones_of_file[i] == 0:
+    keep = np.flatnonzero(~ruled_out)
+    ranges = _zone_ranges(keys[hit], hit, data, evidence)  # every candidate zone at once
+    lo = np.searchsorted(hit_file, keep, side="left").tolist()
+    hi = np.searchsorted(hit_file, keep, side="right").tolist()
+    counts = zones_of_file[keep].tolist()
+    for fid, a, b, total in zip(fids[keep].tolist(), lo, hi, counts, strict=True):
+        if total == 0:
             out.candidates[fid] = (None, f"not indexed for {', '.join(cols)}")
             continue
-        a, b = int(first[i]), int(first[i] + zones_of_file[i])
-        hit = np.flatnonzero(zone_may[a:b]) + a
-        out.candidates[fid] = (
-            _zone_ranges(keys[hit], hit, data, evidence),
-            f"{hit.size} of {b - a} zones may match",
-        )
+        out.candidates[fid] = (ranges[a:b], f"{b - a} of {total} zones may match")
     return out
 
 
@@ -252,7 +268,7 @@ def _zone_ranges(
         ok = (rows >= 0) & ~found
         lengths[ok] = d.length[rows[ok]].astype(np.int64)
         found |= ok
-    return [(int(s), int(n)) for s, n in zip(starts, lengths, strict=True)]
+    return list(zip(starts.tolist(), lengths.tolist(), strict=True))
 
 
 __all__ = ["Decided", "decide", "evaluate"]

@@ -30,8 +30,11 @@ from bloomskip.expr.expressions import LiteralPredicate
 from bloomskip.expr.literals import Values, to_arrow
 from bloomskip.hashing import hash_values
 from bloomskip.index.layout import ColumnIndex
-from bloomskip.index.zonedata import ColumnData
+from bloomskip.index.zonedata import ColumnData, Routed
 from bloomskip.prune.evidence import ColumnEvidence, Findings, Proof, Status, Unavailable
+
+# as numpy scalars: np.where with IntEnum members takes numpy's slow path for objects
+_MAYBE, _OUT = np.uint8(Status.INCONCLUSIVE), np.uint8(Status.EXCLUDED)
 
 
 @dataclass
@@ -55,8 +58,10 @@ class _Column:
 
     def __init__(self, spec: ColumnIndex, data: ColumnData, universe: Universe) -> None:
         self.spec, self.data, self.u = spec, data, universe
-        if universe.keys is data.key:  # one column's zones are the universe
-            self.zrow = np.arange(data.key.shape[0], dtype=np.int64)
+        # one column's zones are the universe: zone i is row i of the column's data
+        self.same = universe.keys is data.key
+        if self.same:
+            self.zrow = data.derived("rows")
         else:
             self.zrow = rows_of(data.key, universe.keys)  # row of each zone in data, -1: none
         self.frow = rows_of(data.file_fragment, universe.fids)
@@ -137,7 +142,7 @@ class FileEvidence(ColumnEvidence):
         may = self.c.file_may(values, units)
         if isinstance(may, Unavailable):
             return Findings.same(units.shape[0], Status.UNAVAILABLE, may.reason)
-        status = np.where(may, Status.INCONCLUSIVE, Status.EXCLUDED).astype(np.uint8)
+        status = np.where(may, _MAYBE, _OUT)
         return Findings(status, "file filter")
 
 
@@ -150,6 +155,8 @@ class ZoneEvidence(ColumnEvidence):
         self.stages = [_FileFilter(column), _ZoneFilter(column)]
 
     def blocked(self, units: np.ndarray) -> Proof:
+        if self.c.same:  # every zone of the universe is the column's
+            return Proof(np.zeros(units.shape[0], np.bool_), "")
         return Proof(self.c.zrow[units] < 0, f"{self.name} is not indexed for this file")
 
     def no_nulls(self, units: np.ndarray) -> Proof:
@@ -164,6 +171,9 @@ class ZoneEvidence(ColumnEvidence):
         return Proof.none(units.shape[0], "")
 
     def only_nulls(self, units: np.ndarray) -> Proof:
+        if self.c.same:
+            empty = self.c.data.derived("empty")
+            return Proof(empty if _every(units, empty.shape[0]) else empty[units], "ndv")
         rows = self.c.zrow[units]
         ok = rows >= 0
         proven = np.zeros(units.shape[0], np.bool_)
@@ -185,7 +195,7 @@ class _FileFilter:
         may = self.c.file_may(values, files)
         if isinstance(may, Unavailable):
             return Findings.same(units.shape[0], Status.UNAVAILABLE, may.reason)
-        status = np.where(may[at], Status.INCONCLUSIVE, Status.EXCLUDED).astype(np.uint8)
+        status = np.where(may[at], _MAYBE, _OUT)
         return Findings(status, "file filter")
 
 
@@ -197,9 +207,19 @@ class _ZoneFilter:
         h = self.c.hashes(values)
         if isinstance(h, Unavailable):
             return Findings.same(units.shape[0], Status.UNAVAILABLE, h.reason)
-        may = self.c.data.zones.probe(self.c.zrow[units], h)  # units are never blocked
-        status = np.where(may, Status.INCONCLUSIVE, Status.EXCLUDED).astype(np.uint8)
+        zones = self.c.data.zones
+        if self.c.same and isinstance(zones, Routed) and _every(units, self.c.zrow.shape[0]):
+            may = zones.probe_every(h)  # every zone of the column, in order
+        else:
+            rows = units if self.c.same else self.c.zrow[units]
+            may = zones.probe(rows, h)  # units are never blocked
+        status = np.where(may, _MAYBE, _OUT)
         return Findings(status, "zone filter")
+
+
+def _every(units: np.ndarray, n: int) -> bool:
+    """Are ``units`` (ascending, distinct: the engine's) all of ``0..n-1``?"""
+    return units.shape[0] == n and (n == 0 or (units[0] == 0 and units[-1] == n - 1))
 
 
 def column_evidence(

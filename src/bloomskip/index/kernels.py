@@ -44,3 +44,49 @@ def probe_any(words, offsets, sizes, zones, hashes, out):
                 hit = True
                 break
         out[i] = hit
+
+
+@njit(**KERNEL)
+def _transpose8(x):
+    """An 8x8 bit matrix in a uint64 (byte ``k`` is row ``k``, bit ``i`` column ``i``),
+    transposed (Hacker's Delight, 7-8)."""
+    t = (x ^ (x >> _U64(7))) & _U64(0x00AA00AA00AA00AA)
+    x = x ^ t ^ (t << _U64(7))
+    t = (x ^ (x >> _U64(14))) & _U64(0x0000CCCC0000CCCC)
+    x = x ^ t ^ (t << _U64(14))
+    t = (x ^ (x >> _U64(28))) & _U64(0x00000000F0F0F0F0)
+    return x ^ t ^ (t << _U64(28))
+
+
+@njit(**KERNEL)
+def rows_to_planes(row, out):
+    """A block row ``(count, 32)`` uint8 into its 256 bit planes ``out`` ``(256,
+    ceil(count/8))``: bit ``i`` of byte ``q`` of zone ``z`` goes to bit ``z % 8`` of byte
+    ``z // 8`` of plane ``8*q + i`` (bits past ``count`` are 0)."""
+    count = row.shape[0]
+    for g in range(out.shape[1]):
+        for q in range(32):
+            x = _U64(0)
+            for k in range(8):
+                z = g * 8 + k
+                if z < count:
+                    x |= _U64(row[z, q]) << _U64(8 * k)
+            x = _transpose8(x)
+            for i in range(8):
+                out[8 * q + i, g] = (x >> _U64(8 * i)) & _U64(0xFF)
+
+
+@njit(**KERNEL)
+def planes_to_rows(planes, out):
+    """:func:`rows_to_planes` undone into ``out`` ``(count, 32)`` uint8."""
+    count = out.shape[0]
+    for g in range(planes.shape[1]):
+        for q in range(32):
+            x = _U64(0)
+            for i in range(8):
+                x |= _U64(planes[8 * q + i, g]) << _U64(8 * i)
+            x = _transpose8(x)
+            for k in range(8):
+                z = g * 8 + k
+                if z < count:
+                    out[z, q] = (x >> _U64(8 * k)) & _U64(0xFF)

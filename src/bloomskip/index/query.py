@@ -39,6 +39,7 @@ from __future__ import annotations
 import bisect
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -70,6 +71,8 @@ from bloomskip.sources import Source, SourceFile, from_json
 
 #: Default limit on the compounded false-positive rate of an IN list.
 MAX_IN_FPP = 0.5
+#: Bytes of fragment-table row groups an open index keeps once read (and checked).
+FRAGMENT_CACHE_BYTES = 16 << 20
 
 
 # --------------------------------------------------------------------------- the index
@@ -83,6 +86,12 @@ class ZoneIndex:
         self.manifest = manifest
         self._fragments: pa.Table | None = None
         self._columns: dict[str, ColumnData] = {}
+        # the fragment table read by row groups: its footer, each group's fragment id
+        # range, and the groups read so far (checked), the most recently used last
+        self._frag_file: Any = None
+        self._frag_ranges: list[tuple[int, int]] | None = None
+        self._frag_groups: OrderedDict[int, tuple[pa.Table, dict[int, int]]] = OrderedDict()
+        self._frag_cached = 0
 
     # -- what it is ---------------------------------------------------------------
 
@@ -120,23 +129,49 @@ class ZoneIndex:
             return {}
         if self._fragments is not None:
             table = self._fragments
-        else:
+            ids = pa.array(wanted, type=pa.uint64())
+            rows = table.filter(pc.is_in(table.column("fragment_id"), value_set=ids)).to_pylist()
+            return {int(r["fragment_id"]): r for r in rows}
+        out: dict[int, dict[str, Any]] = {}
+        for table, where, mine in self._fragment_groups(wanted):
+            take = [where[f] for f in mine if f in where]
+            for r in table.take(take).to_pylist() if take else ():
+                out[int(r["fragment_id"])] = r  # a later row of an id wins, as in a scan
+        return out
+
+    def _fragment_groups(self, wanted: list[int]) -> list[tuple[pa.Table, dict[int, int], list]]:
+        """The fragment table's row groups that can hold ``wanted`` (sorted ids), by
+        their statistics, each with its row of each id and the ids of ``wanted`` in its
+        range; the footer is read once per open index, and groups once read (and checked)
+        are kept up to :data:`FRAGMENT_CACHE_BYTES`."""
+        if self._frag_file is None:
+            assert self.manifest.fragments is not None
             pf = self.storage.open_table(self.manifest.fragments)
-            groups = []
-            meta = pf.metadata
+            meta, ranges = pf.metadata, []
             for g in range(meta.num_row_groups):
                 st = meta.row_group(g).column(0).statistics
-                if st is None or not st.has_min_max:
-                    groups = list(range(meta.num_row_groups))
+                if st is None or not st.has_min_max:  # every group may hold any id
+                    ranges = [(0, (1 << 64) - 1)] * meta.num_row_groups
                     break
-                lo, hi = int(st.min), int(st.max)
-                i = bisect.bisect_left(wanted, lo)
-                if i < len(wanted) and wanted[i] <= hi:
-                    groups.append(g)
-            table = pf.read_row_groups(groups) if groups else FRAGMENT_SCHEMA.empty_table()
-        ids = pa.array(wanted, type=pa.uint64())
-        rows = table.filter(pc.is_in(table.column("fragment_id"), value_set=ids)).to_pylist()
-        return {int(r["fragment_id"]): r for r in rows}
+                ranges.append((int(st.min), int(st.max)))
+            self._frag_file, self._frag_ranges = pf, ranges
+        assert self._frag_ranges is not None
+        out = []
+        for g, (lo, hi) in enumerate(self._frag_ranges):
+            i, j = bisect.bisect_left(wanted, lo), bisect.bisect_right(wanted, hi)
+            if i >= j:
+                continue
+            got = self._frag_groups.get(g)
+            if got is None:  # read and checked, one group at a time
+                table = self._frag_file.read_row_groups([g])
+                ids = table.column("fragment_id").to_pylist()
+                got = self._frag_groups[g] = (table, {f: k for k, f in enumerate(ids)})
+                self._frag_cached += _group_bytes(table)
+            self._frag_groups.move_to_end(g)
+            out.append((*got, wanted[i:j]))
+        while self._frag_cached > FRAGMENT_CACHE_BYTES and len(self._frag_groups) > len(out):
+            self._frag_cached -= _group_bytes(self._frag_groups.popitem(last=False)[1][0])
+        return out
 
     def zones(self, column: str) -> pa.Table:
         """The live zone table of ``column``, as Lance's: ``fragment_id, zone_start,
@@ -348,6 +383,11 @@ class ZoneIndex:
         from bloomskip.index.status import status_text
 
         return status_text(st)
+
+
+def _group_bytes(table: pa.Table) -> int:
+    """What a kept row group of the fragment table holds: its values and its id map."""
+    return table.nbytes + 100 * table.num_rows
 
 
 def open_index(index_path: str | os.PathLike, *, version: int | None = None) -> ZoneIndex:

@@ -109,7 +109,9 @@ def plan_segment(col: ColumnIndex, chosen: Sequence[tuple[ColumnPart, np.ndarray
         shared = tuple(sources)  # one object in every job of the class: pickled once
         for k in range(b // s):
             rel = serving.slab_name(directory, c, k)
-            jobs.append(serving.SlabJob(rel, b, n, k * s, (k + 1) * s, shared))
+            jobs.append(
+                serving.SlabJob(rel, b, n, k * s, (k + 1) * s, shared, serving.uses_planes(n))
+            )
     return Plan(
         directory=directory,
         identity=col.identity(),

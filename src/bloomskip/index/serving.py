@@ -19,6 +19,9 @@ Files, per indexed column and segment (names in :mod:`.layout`):
   class ``i``, each row one *frame*: zstd-compressed, or stored as is when that is not
   smaller (a frame as long as its row is raw). Filters sized at Lance's defaults are
   about a quarter ones, so a frame is about 25 % smaller than its row.
+  In a class of at least :data:`PLANES_MIN_ZONES` zones a frame holds the row's 256
+  *bit planes* instead (a plane table, then the planes; see below): a lookup reads the 8
+  its value needs, 1/32 of the row, and checks each by the CRC-32 its table holds.
 * **directory** (``<segment>.dir``), written once the slabs are: every zone of the
   segment sorted by zone key (``fragment_id << 40 | zone_start``) with its ``length``,
   ``flags`` (has a null, has a value), ``ndv`` and size class; and per class where each
@@ -29,8 +32,9 @@ Files, per indexed column and segment (names in :mod:`.layout`):
 Every byte is untrusted: magic, header size and shape, section bounds and counts are
 checked against the object's size, frames against their slab's. Checksums make a
 changed byte an error rather than a different answer: a flipped bit of a filter would
-otherwise drop matches. A frame must match its CRC and decompress to exactly its row; a
-zone whose class is unknown is "may match".
+otherwise drop matches. A frame must match its CRC and decompress to exactly its row (a
+plane table must match its CRC and fit its frame, a plane its CRC and its size); a zone
+whose class is unknown is "may match".
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ from bloomskip.errors import CorruptFileError
 from bloomskip.index.storage import Storage
 
 DIR_MAGIC = b"BSKDIR02"
+#: A directory with a class stored as bit planes (older readers refuse it by its magic).
+DIR_MAGIC_PLANES = b"BSKDIR03"
 _HEAD = 8 + 4  # magic, header length
 MAX_HEADER = 1 << 20
 MAX_BLOCKS = (128 << 20) // 32  # the SBBF's 128 MiB cap
@@ -59,6 +65,15 @@ HAS_NULL, HAS_VALUE = 1, 2
 ZSTD_LEVEL = 1
 _ZONE_BYTES = 26  # the directory's bytes per zone
 MAX_DIRECTORY = 1 << 30  # 41M zones: 330G rows of 8,192 per segment
+#: A class of at least this many zones stores each block row as 256 bit planes.
+PLANES_MIN_ZONES = 16384
+#: A planes frame starts with, per plane, where it ends (u32) and then its CRC-32 (u32).
+PLANE_TABLE = 256 * 8
+
+
+def uses_planes(count: int) -> bool:
+    """Does a class of ``count`` zones store its block rows as bit planes?"""
+    return count >= PLANES_MIN_ZONES
 
 
 def block_index(hashes: np.ndarray, blocks: int) -> np.ndarray:
@@ -73,34 +88,122 @@ def _codec():
     return pa.Codec("zstd", compression_level=ZSTD_LEVEL)
 
 
-def encode_rows(rows: np.ndarray) -> tuple[bytes, np.ndarray]:
+def encode_rows(rows: np.ndarray, planes: bool = False) -> tuple[bytes, np.ndarray]:
     """Block rows ``(s, count, 32)`` as frames back to back; and per frame where it ends
-    and its CRC-32, ``(2, s)`` uint64."""
+    and its CRC-32 (of a planes frame: of its plane table), ``(2, s)`` uint64."""
     frames, ends, at = [], np.zeros((2, rows.shape[0]), np.uint64), 0
-    codec = _codec()
     for b in range(rows.shape[0]):
-        row = np.ascontiguousarray(rows[b])
-        packed = codec.compress(row, asbytes=True)
-        frame = packed if len(packed) < row.nbytes else row.tobytes()
+        if planes:
+            frame = _plane_frame(rows[b])
+            crc = zlib.crc32(frame[:PLANE_TABLE])
+        else:
+            frame = _pack(np.ascontiguousarray(rows[b]))  # no copy into bytes first
+            crc = zlib.crc32(frame)
         frames.append(frame)
         at += len(frame)
-        ends[0, b], ends[1, b] = at, zlib.crc32(frame)
+        ends[0, b], ends[1, b] = at, crc
     return b"".join(frames), ends
+
+
+def _pack(raw: bytes | np.ndarray) -> bytes:
+    """zstd, or ``raw`` itself (as bytes) when that is not smaller."""
+    packed = _codec().compress(raw, asbytes=True)
+    size = raw.nbytes if isinstance(raw, np.ndarray) else len(raw)
+    return packed if len(packed) < size else bytes(raw)
+
+
+def _unpack(data: bytes, n: int, label: str, what: str) -> bytes:
+    """What :func:`_pack` made back to its ``n`` bytes, exactly, or an error."""
+    if len(data) == n:
+        return data
+    try:
+        out = _codec().decompress(data, decompressed_size=n, asbytes=True)
+    except OSError as e:
+        raise CorruptFileError(f"{label}: {what} does not decompress: {e}") from None
+    if len(out) != n:  # pragma: no cover - pyarrow checks the size
+        raise CorruptFileError(f"{label}: {what} is not {n} bytes")
+    return out
 
 
 def decode_row(frame: bytes, count: int, label: str) -> np.ndarray:
     """One frame back to its block row, ``(count, 32)`` bytes: exactly that, or an error."""
-    n = count * 32
-    if len(frame) == n:
-        data = frame
-    else:
-        try:
-            data = _codec().decompress(frame, decompressed_size=n, asbytes=True)
-        except OSError as e:
-            raise CorruptFileError(f"{label}: a block row does not decompress: {e}") from None
-        if len(data) != n:  # pragma: no cover - pyarrow checks the size
-            raise CorruptFileError(f"{label}: a block row is not {n} bytes")
+    data = _unpack(frame, count * 32, label, "a block row")
     return np.frombuffer(data, dtype=np.uint8).reshape(count, 32)
+
+
+# ------------------------------------------------------------------------- bit planes
+#
+# A block row of a large class is stored as 256 *bit planes*: plane ``32*j + k`` holds
+# bit ``k`` of word ``j`` of every zone's block, zone ``z`` at bit ``z % 8`` of byte
+# ``z // 8``. A value's mask sets one bit per word, so a lookup reads and decodes 8 planes
+# of ``count / 8`` bytes each - 1/32 of the row - and ANDs them. The frame: a plane table
+# (per plane where it ends after the table, u32, then its CRC-32, u32), then the planes
+# back to back, each zstd-compressed or stored as is when that is not smaller. The
+# directory holds the CRC-32 of the table.
+
+
+def plane_bytes(count: int) -> int:
+    return (count + 7) // 8
+
+
+def to_planes(row: np.ndarray) -> np.ndarray:
+    """A block row ``(count, 32)`` uint8 as its 256 bit planes ``(256, ceil(count/8))``
+    (compiled: builds and compactions only, never a lookup)."""
+    from bloomskip.index import kernels
+
+    out = np.zeros((256, plane_bytes(row.shape[0])), np.uint8)
+    kernels.rows_to_planes(np.ascontiguousarray(row, dtype=np.uint8), out)
+    return out
+
+
+def from_planes(planes: np.ndarray, count: int) -> np.ndarray:
+    """:func:`to_planes` undone: ``(count, 32)`` uint8."""
+    from bloomskip.index import kernels
+
+    out = np.empty((count, 32), np.uint8)
+    kernels.planes_to_rows(np.ascontiguousarray(planes, dtype=np.uint8), out)
+    return out
+
+
+def _plane_frame(row: np.ndarray) -> bytes:
+    packed = [_pack(p.tobytes()) for p in to_planes(row)]
+    ends = np.cumsum([len(p) for p in packed]).astype("<u4")
+    crcs = np.array([zlib.crc32(p) for p in packed], "<u4")
+    return ends.tobytes() + crcs.tobytes() + b"".join(packed)
+
+
+def plane_table(table: bytes, frame: int, count: int, label: str) -> tuple[np.ndarray, np.ndarray]:
+    """A frame's plane table, checked against the frame's length (``frame`` bytes) and
+    its class: where each plane starts and ends after the table, ``(257,)`` int64, and
+    each plane's CRC-32."""
+    if len(table) != PLANE_TABLE:
+        raise CorruptFileError(f"{label}: a plane table is cut short")
+    ends = np.frombuffer(table, "<u4", 256).astype(np.int64)
+    bounds = np.concatenate([np.zeros(1, np.int64), ends])
+    sizes = np.diff(bounds)
+    if (sizes < 1).any() or (sizes > plane_bytes(count)).any() or ends[-1] != frame - PLANE_TABLE:
+        raise CorruptFileError(f"{label}: a plane table does not fit its frame")
+    return bounds, np.frombuffer(table, "<u4", 256, 1024).astype(np.uint32)
+
+
+def decode_plane(data: bytes, crc: int, count: int, label: str) -> np.ndarray:
+    """One stored plane, checked by its CRC-32, back to its ``ceil(count/8)`` bytes."""
+    if zlib.crc32(data) != crc:
+        raise CorruptFileError(f"{label}: a bit plane fails its checksum")
+    return np.frombuffer(_unpack(data, plane_bytes(count), label, "a bit plane"), np.uint8)
+
+
+def decode_planes_frame(frame: bytes, crc: int, count: int, label: str) -> np.ndarray:
+    """A whole planes frame (its table checked by ``crc``) back to its block row."""
+    table = frame[:PLANE_TABLE]
+    if zlib.crc32(table) != crc:
+        raise CorruptFileError(f"{label}: a plane table fails its checksum")
+    bounds, crcs = plane_table(table, len(frame), count, label)
+    at = bounds + PLANE_TABLE
+    planes = np.empty((256, plane_bytes(count)), np.uint8)
+    for p in range(256):
+        planes[p] = decode_plane(frame[at[p] : at[p + 1]], int(crcs[p]), count, label)
+    return from_planes(planes, count)
 
 
 # --------------------------------------------------------------------------- container
@@ -264,12 +367,17 @@ def write_directory(
         "column": identity,
         "zones": int(keys.shape[0]),
         "codec": "zstd",
-        "classes": [{"blocks": b, "count": n, "slab_blocks": s} for b, n, s in classes],
+        "classes": [
+            {"blocks": b, "count": n, "slab_blocks": s}
+            | ({"layout": "planes"} if uses_planes(n) else {})
+            for b, n, s in classes
+        ],
         "body": [len(packed), len(body)],
         "sections": spans,
     }
     text = json.dumps(header, separators=(",", ":")).encode()
-    out = DIR_MAGIC + len(text).to_bytes(4, "little") + text + packed
+    magic = DIR_MAGIC_PLANES if any(uses_planes(n) for _, n, _ in classes) else DIR_MAGIC
+    out = magic + len(text).to_bytes(4, "little") + text + packed
     out += zlib.crc32(out).to_bytes(4, "little")
     storage.write(rel, out)
     return len(out)
@@ -292,7 +400,8 @@ def read_directory(storage: Storage, rel: str, size: int, zones: int | None = No
     if zlib.crc32(data[:-4]) != int.from_bytes(data[-4:], "little"):
         raise CorruptFileError(f"{label}: checksum mismatch (changed or cut short)")
     data = data[:-4]
-    header = parse_header(data, DIR_MAGIC, len(data), label, body=MAX_DIRECTORY)
+    magic = DIR_MAGIC_PLANES if data[:8] == DIR_MAGIC_PLANES else DIR_MAGIC
+    header = parse_header(data, magic, len(data), label, body=MAX_DIRECTORY)
     if header.get("codec") != "zstd":
         raise CorruptFileError(f"{label}: codec {header.get('codec')!r} is not zstd")
     start = _HEAD + int.from_bytes(data[8:12], "little")
@@ -314,6 +423,10 @@ def read_directory(storage: Storage, rel: str, size: int, zones: int | None = No
         s = _int(c, "slab_blocks", label, 1, c["blocks"])
         if s & (s - 1):
             raise CorruptFileError(f"{label}: slab of {s} blocks is not a power of two")
+        layout = c.get("layout", "rows")
+        if layout not in ("rows", "planes") or (layout == "planes" and magic != DIR_MAGIC_PLANES):
+            raise CorruptFileError(f"{label}: block rows laid out as {layout!r}")
+        c["planes"] = layout == "planes"
     rows = sum(c["blocks"] for c in classes)
     expect = 3 * _align(8 * zones) + 2 * _align(zones) + _align(8 * rows) + _align(4 * rows)
     if span[1] != expect:
@@ -356,7 +469,10 @@ def read_directory(storage: Storage, rel: str, size: int, zones: int | None = No
         starts[:, 1:] = starts[:, :-1]
         starts[:, 0] = 0
         frame = e - starts.reshape(-1)
-        if (e < 0).any() or (frame <= 0).any() or (frame > c["count"] * 32).any():
+        lo, hi = 1, c["count"] * 32
+        if c["planes"]:
+            lo, hi = PLANE_TABLE + 256, PLANE_TABLE + 256 * plane_bytes(c["count"])
+        if (e < 0).any() or (frame < lo).any() or (frame > hi).any():
             raise CorruptFileError(f"{label}: class {i} has frames out of bounds")
         ends.append(e)
         crcs.append(all_crcs[at : at + c["blocks"]])
@@ -395,6 +511,9 @@ def read_rows(
             raise CorruptFileError(f"{label}: slab cut short")
         for b, start, end, crc in frames:
             frame = data[start - lo : end - lo]
+            if d.classes[cls].get("planes"):
+                out[b - b0] = decode_planes_frame(frame, crc, count, label)
+                continue
             if zlib.crc32(frame) != crc:
                 raise CorruptFileError(f"{label}: block row {b} fails its checksum")
             out[b - b0] = decode_row(frame, count, label)
@@ -429,6 +548,7 @@ class SlabJob:
     b0: int
     b1: int
     sources: tuple[tuple[BlockSource, int, np.ndarray], ...]
+    planes: bool = False  # frames of bit planes (:func:`uses_planes`)
 
 
 def build_slab(storage: Storage, job: SlabJob) -> np.ndarray:
@@ -439,7 +559,7 @@ def build_slab(storage: Storage, job: SlabJob) -> np.ndarray:
         if src.classes[cls][0] != job.blocks:
             raise CorruptFileError(f"a source of {job.rel}: class {cls} is not {job.blocks} blocks")
         _scatter(out, src.rows(storage, cls, job.b0, job.b1), cols)
-    data, ends = encode_rows(out)
+    data, ends = encode_rows(out, job.planes)
     storage.write(job.rel, data)
     return ends
 
@@ -488,9 +608,10 @@ def present(codes: np.ndarray) -> list[int]:
 
 
 class ServedFilters:
-    """The zone filters of one column, read block row by block row from the segments'
-    slabs as lookups need them. Rows once read are kept, the most recently used first, up
-    to :data:`ROW_CACHE_BYTES` (a lookup of a value seen before reads nothing; memory does
+    """The zone filters of one column, read block row by block row (or, for a class
+    stored as bit planes, plane by plane) from the segments' slabs as lookups need them.
+    What was read is kept decoded, the most recently used first, up to
+    :data:`ROW_CACHE_BYTES` (a lookup of a value seen before reads nothing; memory does
     not grow with the number of lookups)."""
 
     def __init__(
@@ -503,47 +624,152 @@ class ServedFilters:
         self.storage = storage
         self.dirs = list(directories)
         self.slabs = [list(s) for s in slabs]
-        self._rows: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
+        # (seg, cls, b): a block row; (seg, cls, b, -1): a plane table and its slab;
+        # (seg, cls, b, p): plane p, decoded
+        self._rows: OrderedDict[tuple, Any] = OrderedDict()
         self._cached = 0
         self._limit = ROW_CACHE_BYTES if cache_bytes is None else cache_bytes
+        self._members: dict[Any, Any] = {}  # per segment, made once: see _class_members
+
+    def _get(self, key: tuple) -> Any:
+        got = self._rows.get(key)
+        if got is not None:
+            self._rows.move_to_end(key)
+        return got
+
+    def _keep(self, key: tuple, value: Any, nbytes: int) -> None:
+        self._rows[key] = value
+        self._cached += nbytes
+        while self._cached > self._limit and len(self._rows) > 1:
+            self._cached -= _nbytes(self._rows.popitem(last=False)[1])
 
     def block_row(self, seg: int, cls: int, b: int) -> np.ndarray:
         """Block ``b`` of every zone of class ``cls`` of segment ``seg``: (count, 8) uint32."""
         key = (seg, cls, b)
-        row = self._rows.get(key)
-        if row is not None:
-            self._rows.move_to_end(key)
-            return row
-        got = read_rows(self.storage, self.dirs[seg], self.slabs[seg], cls, b, b + 1)
-        row = got[0].view("<u4")
-        self._rows[key] = row
-        self._cached += row.nbytes
-        while self._cached > self._limit and len(self._rows) > 1:
-            self._cached -= self._rows.popitem(last=False)[1].nbytes
+        row = self._get(key)
+        if row is None:
+            got = read_rows(self.storage, self.dirs[seg], self.slabs[seg], cls, b, b + 1)
+            row = got[0].view("<u4")
+            self._keep(key, row, row.nbytes)
         return row
+
+    def planes(self, seg: int, cls: int, b: int, wanted: Sequence[int]) -> list[np.ndarray]:
+        """Planes ``wanted`` of block row ``b`` of a planes class: each ``ceil(count/8)``
+        bytes. The plane table, then the planes not in memory, in one read each."""
+        d = self.dirs[seg]
+        count = d.classes[cls]["count"]
+        table = self._get((seg, cls, b, -1))
+        if table is None:
+            name, start, end, crc = d.frame(cls, b)
+            label = self.storage.label(name)
+            if name not in self.slabs[seg]:
+                raise CorruptFileError(f"{label}: a slab the manifest does not list")
+            head = self._read(name, [(start, PLANE_TABLE)])[0]
+            if len(head) != PLANE_TABLE:
+                raise CorruptFileError(f"{label}: slab cut short")
+            if zlib.crc32(head) != crc:
+                raise CorruptFileError(f"{label}: plane table of block row {b} fails its checksum")
+            bounds, crcs = plane_table(head, end - start, count, label)
+            table = (name, bounds + (start + PLANE_TABLE), crcs)
+            self._keep((seg, cls, b, -1), table, 256 * 12)
+        name, at, crcs = table
+        out = {p: self._get((seg, cls, b, p)) for p in wanted}
+        missing = [p for p, v in out.items() if v is None]
+        if missing:
+            label = self.storage.label(name)
+            ranges = [(int(at[p]), int(at[p + 1] - at[p])) for p in missing]
+            for p, data, (_, n) in zip(missing, self._read(name, ranges), ranges, strict=True):
+                if len(data) != n:
+                    raise CorruptFileError(f"{label}: slab cut short")
+                plane = decode_plane(data, int(crcs[p]), count, label)
+                self._keep((seg, cls, b, p), plane, _nbytes(plane))
+                out[p] = plane
+        return [out[p] for p in wanted]
+
+    def _read(self, name: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+        try:
+            return self.storage.read_ranges(name, ranges)
+        except FileNotFoundError:
+            raise CorruptFileError(
+                f"{self.storage.label(name)}: listed by the index manifest but missing"
+            ) from None
+
+    def _class_hits(self, seg: int, cls: int, hashes: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Per zone of class ``cls`` (in class order): may it hold any of ``hashes``?"""
+        d = self.dirs[seg]
+        c = d.classes[cls]
+        b = block_index(hashes, c["blocks"])
+        if not c.get("planes"):
+            hit = np.zeros(c["count"], dtype=np.bool_)
+            for h in range(hashes.shape[0]):
+                hit |= row_holds(self.block_row(seg, cls, int(b[h])), masks[h])
+            return hit
+        # one bit per word: plane 32 * j + (bit of word j)
+        bits = np.log2(masks).astype(np.int64) + 32 * np.arange(8)
+        acc = None
+        for h in range(hashes.shape[0]):
+            one = None
+            for plane in self.planes(seg, cls, int(b[h]), bits[h].tolist()):
+                one = plane.copy() if one is None else np.bitwise_and(one, plane, out=one)
+            acc = one if acc is None else np.bitwise_or(acc, one, out=acc)
+        return np.unpackbits(acc, count=c["count"], bitorder="little").view(np.bool_)
+
+    def _class_members(self, seg: int) -> tuple[list[np.ndarray], np.ndarray | None]:
+        """Per class of a segment its zones (directory order), and the zones with no
+        usable filter (None: every zone has one) - once per open index."""
+        got = self._members.get(seg)
+        if got is None:
+            d = self.dirs[seg]
+            members = [np.flatnonzero(d.zone_class == c) for c in range(len(d.classes))]
+            none = d.zone_class == NO_CLASS
+            got = self._members[seg] = (members, none if none.any() else None)
+        return got
+
+    def segment_may(self, seg: int, hashes: np.ndarray) -> np.ndarray:
+        """May each zone of segment ``seg`` (directory order) hold any of ``hashes``?"""
+        from bloomskip.sbbf.masks import block_masks
+
+        masks = block_masks(hashes)  # (k, 8) uint32
+        members, none = self._class_members(seg)
+        n = self.dirs[seg].keys.shape[0]
+        if none is None and len(members) == 1:  # one class, every zone: its order
+            return self._class_hits(seg, 0, hashes, masks)
+        out = none.copy() if none is not None else np.zeros(n, np.bool_)  # none: may match
+        for c, at in enumerate(members):
+            if at.shape[0]:
+                out[at] = self._class_hits(seg, c, hashes, masks)
+        return out
+
+    def probe_segment(self, seg: int, zone: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+        """May zone ``zone[i]`` of segment ``seg`` hold any of ``hashes``?"""
+        if zone.shape[0] == 0:
+            return np.zeros(0, np.bool_)
+        may = self.segment_may(seg, hashes)
+        if zone.shape[0] == may.shape[0] and np.array_equal(zone, self._order(seg)):
+            return may  # every zone, in order (a fresh array)
+        return may[zone]
+
+    def _order(self, seg: int) -> np.ndarray:
+        got = self._members.get(("order", seg))
+        if got is None:
+            got = self._members[("order", seg)] = np.arange(self.dirs[seg].keys.shape[0])
+        return got
 
     def probe(self, seg: np.ndarray, zone: np.ndarray, hashes: np.ndarray) -> np.ndarray:
         """May zone ``zone[i]`` of segment ``seg[i]`` hold any of ``hashes``?"""
-        from bloomskip.sbbf.masks import block_masks
-
         out = np.zeros(zone.shape[0], dtype=np.bool_)
-        if zone.shape[0] == 0:
-            return out
-        masks = block_masks(hashes)  # (k, 8) uint32
         for s in present(seg):
-            d = self.dirs[s]
             mine = np.flatnonzero(seg == s)
-            cls = d.zone_class[zone[mine]]
-            out[mine[cls == NO_CLASS]] = True  # no usable filter: may match
-            for c in present(cls[cls != NO_CLASS]):
-                at = mine[cls == c]
-                pos = d.position[zone[at]]
-                b = block_index(hashes, d.classes[c]["blocks"])
-                hit = np.zeros(at.shape[0], dtype=np.bool_)
-                for h in range(hashes.shape[0]):
-                    hit |= row_holds(self.block_row(s, c, int(b[h])), masks[h])[pos]
-                out[at] = hit
+            out[mine] = self.probe_segment(s, zone[mine], hashes)
         return out
+
+
+def _nbytes(value: Any) -> int:
+    """What a kept row (2-D), plane (1-D, with its entry: planes of a small class are a
+    few bytes) or plane table (a tuple) counts against the cache's budget."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes + (256 if value.ndim == 1 else 0)
+    return 256 * 12
 
 
 def served_zones(

@@ -263,6 +263,15 @@ class LocalStorage(Storage):
         try:
             size = os.fstat(fd).st_size
             out = []
+            if len(ranges) > 1 and hasattr(os, "posix_fadvise"):
+                # several small ranges (a lookup's bit planes): ask for all of them at
+                # once, so that those not in the page cache are read from disk together
+                try:
+                    for start, n in ranges:
+                        if 0 <= int(start) < size and int(n) > 0:
+                            os.posix_fadvise(fd, int(start), int(n), os.POSIX_FADV_WILLNEED)
+                except OSError:  # advice only
+                    pass
             for start, n in ranges:
                 start, n = int(start), int(n)
                 if start < 0 or n < 0:

@@ -11,7 +11,7 @@ zone written twice keeps its first copy, and addresses out of range raise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -92,13 +92,29 @@ class Routed:
     """Zone filters kept in several places: row ``i`` is zone ``local[i]`` of source
     ``source[i]`` (each source has ``probe(local_rows, hashes)``)."""
 
-    def __init__(self, sources: list, source: np.ndarray, local: np.ndarray) -> None:
+    def __init__(
+        self, sources: list, source: np.ndarray, local: np.ndarray, whole: list | None = None
+    ) -> None:
         self.sources, self.source, self.local = sources, source, local
+        # per source, ``whole(hashes)``: the answer for every zone of it in order, or None
+        self.whole = whole or [None] * len(sources)
+        # one source whose zones are the rows themselves (one segment, nothing dropped)
+        self.direct = len(sources) == 1 and np.array_equal(
+            local, np.arange(local.shape[0], dtype=local.dtype)
+        )
 
     def take(self, order: np.ndarray) -> Routed:
-        return Routed(self.sources, self.source[order], self.local[order])
+        return Routed(self.sources, self.source[order], self.local[order], self.whole)
+
+    def probe_every(self, hashes: np.ndarray) -> np.ndarray:
+        """:meth:`probe` of every row, in order."""
+        if self.direct and self.whole[0] is not None:
+            return self.whole[0](hashes)
+        return self.probe(np.arange(self.local.shape[0]), hashes)
 
     def probe(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+        if self.direct:
+            return self.sources[0](rows, hashes)
         out = np.zeros(rows.shape[0], dtype=np.bool_)
         src = self.source[rows]
         for s in serving.present(src):
@@ -124,6 +140,23 @@ class ColumnData:
     files: Filters
     # (fids, keys, zone -> file position) when the column alone is a lookup's universe
     universe: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    # arrays derived once per open index for every lookup (read-only): see :meth:`derived`
+    _derived: dict = field(default_factory=dict)
+
+    def derived(self, name: str) -> np.ndarray:
+        """``rows`` (0..n-1) or ``empty`` (zones without a value, ``ndv == 0``), made
+        once and read-only (a lookup's evidence shares them)."""
+        got = self._derived.get(name)
+        if got is None:
+            if name == "rows":
+                got = np.arange(self.key.shape[0], dtype=np.int64)
+            elif name == "empty":
+                got = self.ndv == 0
+            else:
+                raise KeyError(name)
+            got.flags.writeable = False
+            self._derived[name] = got
+        return got
 
 
 def load_column(
@@ -147,6 +180,7 @@ def load_column(
 
     parts = []  # (key, length, has_null, ndv, source id, local index)
     sources: list = []
+    whole: list = []  # per source: every zone's answer at once (None: ask by rows)
     served = [s for s in col.segments if s.directory]
     if served:
         dirs = []
@@ -164,9 +198,8 @@ def load_column(
             frag = d.keys >> KEY_SHIFT
             ok = alive(frag)
             sid = len(sources)
-            sources.append(
-                lambda rows, h, i=i, f=filters: f.probe(np.full(rows.shape[0], i), rows, h)
-            )
+            sources.append(lambda rows, h, i=i, f=filters: f.probe_segment(i, rows, h))
+            whole.append(lambda h, i=i, f=filters: f.segment_may(i, h))
             parts.append(
                 (
                     d.keys[ok],
@@ -186,6 +219,7 @@ def load_column(
         d = column_data(col.name, zt)
         sid = len(sources)
         sources.append(d.zones.probe)
+        whole.append(None)
         parts.append((d.key, d.length, d.has_null, d.ndv, np.full(d.key.shape[0], sid, np.int64),
                       np.arange(d.key.shape[0])))  # fmt: skip
     if parts:
@@ -215,7 +249,7 @@ def load_column(
         length=length[order],
         has_null=has_null[order],
         ndv=ndv[order],
-        zones=Routed(sources, src[order], local[order]),
+        zones=Routed(sources, src[order], local[order], whole),
         file_fragment=fd.file_fragment,
         file_has_null=fd.file_has_null,
         file_ndv=fd.file_ndv,

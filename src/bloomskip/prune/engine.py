@@ -69,6 +69,11 @@ from bloomskip.prune.evidence import (
 _MAX_REASON = 400
 
 
+#: Statuses as numpy scalars: an array compared with an IntEnum member takes numpy's
+#: slow path for Python objects (8x slower over a lookup's 260,000 zones).
+_EXCLUDED, _INCLUDED = np.uint8(Status.EXCLUDED), np.uint8(Status.INCLUDED)
+
+
 @dataclass
 class Verdict:
     """Per unit of the batch: may it match, and why (None where not asked, or without
@@ -171,8 +176,11 @@ class Pruner:
         return Verdict(may, why)
 
     def _verdict(self, idx: np.ndarray, may: np.ndarray, why: Why) -> Verdict:
-        out = np.zeros(self.size, dtype=np.bool_)
-        out[idx] = may
+        if idx.shape[0] == self.size:  # every unit, in order (idx is ascending, distinct)
+            out = np.array(may, dtype=np.bool_)
+        else:
+            out = np.zeros(self.size, dtype=np.bool_)
+            out[idx] = may
         if not self.reasons:
             return Verdict(out, None)
         if idx.shape[0] == self.size:  # every unit (idx is ascending and distinct)
@@ -246,27 +254,45 @@ class Pruner:
             if pending.size == 0:
                 break
             found = stage.test(values, idx[pending])
-            out = np.flatnonzero(found.status == Status.EXCLUDED)
+            out = np.flatnonzero(found.status == _EXCLUDED)
             state[pending[out]] = Status.EXCLUDED
             if self.reasons:
                 for k in out.tolist():
                     final[int(pending[k])] = why_at(found.why, k)
-        rest = np.flatnonzero(state == 0)
-        nulls = ev.only_nulls(idx[rest]) if rest.size < n else ev.only_nulls(idx)
-        proven = rest[nulls.proven]
-        state[proven] = Status.EXCLUDED
-        if self.reasons and proven.size:
-            for k in np.flatnonzero(nulls.proven).tolist():
-                final[int(rest[k])] = why_at(nulls.why, k)
+        # ``everyone``: no unit decided yet, so the pending units are all of ``idx`` (the
+        # common case of one lookup over many units: no index arrays to make)
+        everyone = n > 0 and not state.any()
+        rest = None if everyone else np.flatnonzero(state == 0)
+        nulls = ev.only_nulls(idx if rest is None or rest.size == n else idx[rest])
+        if nulls.proven.any():
+            proven = np.flatnonzero(nulls.proven)
+            if rest is not None:
+                proven = rest[proven]
+            state[proven] = Status.EXCLUDED
+            everyone = False
+            if self.reasons:
+                for k, j in zip(
+                    np.flatnonzero(nulls.proven).tolist(), proven.tolist(), strict=True
+                ):
+                    final[j] = why_at(nulls.why, k)
         for stage in ev.stages:
-            pending = np.flatnonzero(state == 0)
-            if pending.size == 0:
+            pending = None if everyone else np.flatnonzero(state == 0)
+            if pending is not None and pending.size == 0:
                 break
-            found = stage.test(values, idx[pending])
+            found = stage.test(values, idx if pending is None else idx[pending])
             status = found.status
-            decided = (status == Status.EXCLUDED) | (status == Status.INCLUDED)
-            state[pending[decided]] = status[decided]
+            decided = (status == _EXCLUDED) | (status == _INCLUDED)
+            if pending is None:
+                if decided.all():
+                    state[:] = status
+                elif decided.any():
+                    state[decided] = status[decided]
+                pending = np.arange(n) if said is not None else None
+            elif decided.any():
+                state[pending[decided]] = status[decided]
+            everyone = everyone and not decided.any()
             if said is not None:
+                assert pending is not None
                 texts = found.why
                 if isinstance(texts, str):
                     texts = [texts] * pending.shape[0]
@@ -275,7 +301,7 @@ class Pruner:
                         final[j] = text
                     elif text:
                         said[j].append(text)
-        may = state != Status.EXCLUDED
+        may = state != _EXCLUDED
         if said is None:
             return self._verdict(idx, may, "")
         why = []
