@@ -675,3 +675,37 @@ def test_refreshes_compaction_and_a_format_1_segment_keep_every_filter(lake, tmp
         k, uid = t.column("k")[-1].as_py(), t.column("uid")[7].as_py()
         assert str(f) in ix.query(f"k = {k}").paths
         assert str(f) in ix.query(f"uid = '{uid}'").paths
+
+
+def test_a_listing_keeps_exactly_the_data_files_outside_hidden_directories(tmp_path):
+    """The listing against pyarrow's own recursive listing, filtered by the rules: no
+    part of the path starting with ``_`` or ``.``, a data file's extension or none."""
+    import pyarrow.fs as pafs
+
+    from bloomskip.formats import EXTENSIONS
+    from bloomskip.sources import resolve
+
+    root = tmp_path / "lake"
+    names = [
+        "a.parquet", "B.PARQUET", "noext", "c.orc", "d.b.orc", "e.txt", ".f.parquet",
+        "_g.parquet", "h.", "..i", "p=1/q=2/j.parquet", "p=1/q=2/_SUCCESS", "p=1/.k.parq",
+        ".hid/l.parquet", "_tmp/m.parquet", "_manifests/n.parquet", "p=2/_x/o.pq",
+        "p=2/y.pq", "p=2/z.Parq", "p=3/.crc/q.parquet",
+    ]  # fmt: skip
+    for n in names:
+        (root / n).parent.mkdir(parents=True, exist_ok=True)
+        (root / n).write_bytes(b"x")
+    infos = pafs.LocalFileSystem().get_file_info(pafs.FileSelector(str(root), recursive=True))
+    want = set()
+    for i in infos:
+        rel = os.path.relpath(i.path, root)
+        ext = os.path.splitext(i.base_name)[1].lower()
+        hidden = any(p.startswith(("_", ".")) for p in rel.split(os.sep))
+        if (
+            i.type == pafs.FileType.File
+            and not hidden
+            and (ext == "" or i.base_name.lower().endswith(EXTENSIONS))
+        ):
+            want.add(rel)
+    got = {os.path.relpath(f.path, root) for f in resolve(str(root)).list()}
+    assert got == want and "p=1/q=2/j.parquet" in got and "noext" in got

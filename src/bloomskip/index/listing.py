@@ -69,7 +69,7 @@ def compare(zi: ZoneIndex, src: Source, predicate: str | Expression) -> Listed:
     part = src.partition_values(files) if snapshot is not None else {}
     types = {n: c.type for n, c in schema.items() if c.type is not None}
     every = KnownValues(part, types) if part else None
-    rows = {r["path"]: r for r in zi.fragments().to_pylist()}
+    rows = zi.fragments_by_path()
     fresh: dict[int, SourceFile] = {}
     slot_of: dict[int, int] = {}
     stale: list[tuple[int, str]] = []

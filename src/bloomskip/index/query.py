@@ -92,6 +92,7 @@ class ZoneIndex:
         self._frag_ranges: list[tuple[int, int]] | None = None
         self._frag_groups: OrderedDict[int, tuple[pa.Table, dict[int, int]]] = OrderedDict()
         self._frag_cached = 0
+        self._by_path: dict[str, dict[str, Any]] | None = None
 
     # -- what it is ---------------------------------------------------------------
 
@@ -120,6 +121,13 @@ class ZoneIndex:
             else:
                 self._fragments = self.storage.read_table(m.fragments)
         return self._fragments
+
+    def fragments_by_path(self) -> dict[str, dict[str, Any]]:
+        """Every row of the fragment table by its path (made once per open index: a
+        lookup that checks the source compares every listed file with it)."""
+        if self._by_path is None:
+            self._by_path = {r["path"]: r for r in self.fragments().to_pylist()}
+        return self._by_path
 
     def fragment_rows(self, fids: Sequence[int]) -> dict[int, dict[str, Any]]:
         """The fragment table's rows of ``fids``, reading only the row groups that can hold

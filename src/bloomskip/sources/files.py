@@ -281,9 +281,9 @@ def _walk(root: str, uri: str) -> tuple[dict[str, SourceFile], list[str]]:
     mine: dict[str, SourceFile] = {}
     rels: list[str] = []
     seen: set[tuple[int, int]] = set()
-    stack = [(root.rstrip("/"), "")]
+    stack = [(root.rstrip("/"), "", False)]  # (path, path relative to root, hidden)
     while stack:
-        path, rel = stack.pop()
+        path, rel, hidden = stack.pop()
         try:
             st = os.stat(path or "/")
             if (st.st_dev, st.st_ino) in seen:
@@ -295,23 +295,25 @@ def _walk(root: str, uri: str) -> tuple[dict[str, SourceFile], list[str]]:
             if not rel:
                 raise SourceError(f"{uri}: cannot list {root}: {e.strerror or e}") from None
             continue  # a directory that vanished or cannot be read: as pyarrow, skipped
+        prefix = f"{path}/", f"{rel}/" if rel else ""
         for entry in entries:
             name = entry.name
-            child, child_rel = f"{path}/{name}", f"{rel}/{name}" if rel else name
             try:
                 if entry.is_dir():
-                    if not name.startswith(("_", ".")) or name == "_manifests":
-                        stack.append((child, child_rel))
+                    if not name.startswith(_HIDDEN) or name == "_manifests":
+                        inside = hidden or name.startswith(_HIDDEN)
+                        stack.append((prefix[0] + name, prefix[1] + name, inside))
                     continue
                 if not entry.is_file():
                     continue  # FIFOs, sockets, devices, dangling links: not data
+                child_rel = prefix[1] + name
                 rels.append(child_rel)
-                if _hidden(child_rel) or not _data_file(name):
+                if hidden or name.startswith(_HIDDEN) or not _data_file(name):
                     continue
                 info = entry.stat()
             except OSError:
                 continue
-            mine[child_rel] = SourceFile(child, info.st_size, info.st_mtime_ns)
+            mine[child_rel] = SourceFile(prefix[0] + name, info.st_size, info.st_mtime_ns)
     return mine, rels
 
 
@@ -334,13 +336,17 @@ def _outside_indexes(
     return {r: f for r, f in found.items() if not any(r.startswith(x + "/") for x in roots)}
 
 
+_HIDDEN = ("_", ".")
+
+
 def _hidden(rel: str) -> bool:
-    return any(part.startswith(("_", ".")) for part in rel.split("/"))
+    return any(part.startswith(_HIDDEN) for part in rel.split("/"))
 
 
 def _data_file(name: str) -> bool:
-    ext = os.path.splitext(name)[1].lower()
-    return ext == "" or name.lower().endswith(formats.EXTENSIONS)
+    """A name with a data file's extension, or with none (as ``os.path.splitext``
+    reads it: leading dots start no extension)."""
+    return "." not in name.lstrip(".") or name.lower().endswith(formats.EXTENSIONS)
 
 
 __all__ = ["FileSource"]
