@@ -115,13 +115,12 @@ def child(phase: str, payload: dict[str, Any], timeout: float = 7200) -> dict[st
 # ------------------------------------------------------------------------------ phases
 
 
-def phase_spark(p: dict[str, Any]) -> dict[str, Any]:
-    """Build, plain scan and lookups on one lake, in this (fresh) driver process."""
+def bench_session():
+    """The Spark session of the scale benchmarks: ``local[*]``, 4g, and
+    ``spark.driver.maxResultSize=16m``, so a build that collected filters would fail."""
     import bloomskip.spark as bs
-    from bloomskip.demo.lake import KEY_COLUMNS, LakeSpec, ensure_lake
-    from bloomskip.spark.local import LOCAL_ROWS
 
-    spark = bs.local_session(
+    return bs.local_session(
         "local[*]",
         conf={
             "spark.driver.memory": "4g",
@@ -129,6 +128,15 @@ def phase_spark(p: dict[str, Any]) -> dict[str, Any]:
             "spark.sql.shuffle.partitions": "4",
         },
     )
+
+
+def phase_spark(p: dict[str, Any]) -> dict[str, Any]:
+    """Build, plain scan and lookups on one lake, in this (fresh) driver process."""
+    import bloomskip.spark as bs
+    from bloomskip.demo.lake import KEY_COLUMNS, LakeSpec, ensure_lake
+    from bloomskip.spark.local import LOCAL_ROWS
+
+    spark = bench_session()
     cols, src, tmp, reps = list(KEY_COLUMNS), p["lake"], Path(p["tmp"]), p["reps"]
     small = ensure_lake(tmp / "warm-lake", LakeSpec(files=4, rows=40_000, row_group_rows=10_000))
     bs.build_index(spark, str(small.path), cols, str(tmp / "warm-index"))

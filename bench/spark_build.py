@@ -51,14 +51,9 @@ def main() -> None:
     files = max(1, args.rows // ROWS_PER_FILE)
     spec = LakeSpec(files=files, rows=args.rows, row_group_rows=20_000)
     lake = ensure_lake(args.data / f"lake-{args.rows}", spec, progress=say)
-    spark = bs.local_session(
-        "local[*]",
-        conf={
-            "spark.driver.memory": "4g",
-            "spark.driver.maxResultSize": "16m",
-            "spark.sql.shuffle.partitions": "4",
-        },
-    )
+    from scale import bench_session  # this folder: the same session as bench/scale.py
+
+    spark = bench_session()
     phases: dict[str, float] = {}
 
     def timing(name: str, fn, generator: bool = False):
