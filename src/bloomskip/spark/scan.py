@@ -230,6 +230,7 @@ class IndexedLake:
             else:
                 plan.way = "driver"
                 plan.rows_read, plan.rows_kept = got.rows_read, got.rows_kept
+                plan.notes.extend(n for n in got.notes if n not in plan.notes)
                 return got.df
         plan.way_why = why
         return None
