@@ -15,6 +15,8 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bloomskip import index
 from bloomskip.errors import (
@@ -709,3 +711,28 @@ def test_a_listing_keeps_exactly_the_data_files_outside_hidden_directories(tmp_p
             want.add(rel)
     got = {os.path.relpath(f.path, root) for f in resolve(str(root)).list()}
     assert got == want and "p=1/q=2/j.parquet" in got and "noext" in got
+
+
+@given(
+    sizes=st.lists(st.integers(0, 10**9), min_size=1, max_size=60),
+    at_least=st.integers(1, 80),
+)
+@settings(max_examples=300, deadline=None)
+def test_tasks_are_balanced_runs_of_consecutive_files_covering_each_once(sizes, at_least):
+    """Fragment ids follow the listing, so runs keep a task's zones side by side in every
+    size class (a slab job copies them as one slice); balanced to within a file."""
+    from bloomskip.index.build import TASK_BYTES, plan_tasks
+    from bloomskip.sources import SourceFile
+
+    files = [SourceFile(f"f{i}", s, 0) for i, s in enumerate(sizes)]
+    tasks = plan_tasks(files, at_least)
+    assert [p for t in tasks for p in t] == list(range(len(files)))  # runs, in order, once
+    assert all(t for t in tasks)
+    total = sum(max(s, 1) for s in sizes)
+    n = max(1, min(len(files), max(-(-total // TASK_BYTES), at_least)))
+    assert len(tasks) == n
+    if len(set(sizes)) == 1:  # equal files: counts one file apart
+        assert max(map(len, tasks)) - min(map(len, tasks)) <= 1
+    biggest = max(max(s, 1) for s in sizes)
+    for t in tasks:
+        assert sum(max(sizes[p], 1) for p in t) <= total / n + biggest

@@ -83,3 +83,73 @@ def test_encode_rows_round_trips():
             assert np.array_equal(serving.decode_row(frame, 40, "t"), rows[b])
             at = end
         assert at == len(data)
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["preadv", "one-range-copy"])
+def test_read_into_fills_buffers_in_order_and_stops_where_the_object_ends(tmp_path, direct):
+    from bloomskip.index.storage import Storage
+
+    storage = open_storage(str(tmp_path / "ix"))
+    data = np.random.default_rng(3).integers(0, 256, 50_000, dtype=np.uint8).tobytes()
+    storage.write("columns/0-x/o.blocks", data)
+    read = storage.read_into if direct else lambda *a: Storage.read_into(storage, *a)
+    for start, sizes in [(0, [7] * 3000), (11, [0, 5, 1000, 0, 3]), (49_990, [4, 4, 4])]:
+        bufs = [np.full(n, 255, np.uint8) for n in sizes]  # 3000 buffers: batched
+        got = read("columns/0-x/o.blocks", start, [memoryview(b) for b in bufs])
+        want = data[start : start + sum(sizes)]
+        assert got == len(want)
+        joined = b"".join(b.tobytes() for b in bufs)
+        assert joined[:got] == want and set(joined[got:]) <= {255}
+    with pytest.raises(FileNotFoundError):
+        read("columns/0-x/none.blocks", 0, [memoryview(np.zeros(4, np.uint8))])
+
+
+def _two_parts(tmp_path):
+    rng = np.random.default_rng(5)
+    storage = open_storage(str(tmp_path / "ix"))
+    parts = []
+    for i, zones in enumerate((3, 5)):
+        data = rng.integers(0, 256, zones * 4 * 32, dtype=np.uint8)
+        offsets = np.arange(zones + 1, dtype=np.int64) * 128
+        rel = f"columns/0-x/p{i}.blocks"
+        _, classes, size = partfile.write_part(storage, rel, data, offsets)
+        parts.append((partfile.Part(rel, tuple(classes), size), data.reshape(zones, 4, 32)))
+    return storage, parts
+
+
+def test_a_slab_reads_each_parts_run_of_zones_in_place_as_the_gather_would(tmp_path, monkeypatch):
+    storage, parts = _two_parts(tmp_path)
+    sources = (
+        (parts[0][0], 0, np.arange(5, 8)),  # the first part's zones go last
+        (parts[1][0], 0, np.arange(0, 5)),
+    )
+    job = serving.SlabJob("columns/0-x/s.c0-0.slab", 4, 8, 1, 3, sources)
+    direct = serving.build_slab(storage, job)
+    data_direct = storage.read(job.rel)
+    monkeypatch.setattr(serving, "_one_run", lambda cols: None)
+    assert np.array_equal(serving.build_slab(storage, job), direct)
+    assert storage.read(job.rel) == data_direct
+    want = np.concatenate([parts[1][1], parts[0][1]])[:, 1:3, :].transpose(1, 0, 2)
+    at = 0
+    for b in range(2):
+        end = int(direct[0, b])
+        assert np.array_equal(serving.decode_row(data_direct[at:end], 8, "t"), want[b])
+        at = end
+
+
+def test_a_damaged_part_fails_the_slab_read_in_place(tmp_path):
+    from bloomskip.errors import CorruptFileError
+
+    storage, parts = _two_parts(tmp_path)
+    part = parts[1][0]
+    path = tmp_path / "ix" / part.rel
+    raw = bytearray(path.read_bytes())
+    raw[-200] ^= 1  # a bit of the class matrix's last rows
+    path.write_bytes(bytes(raw))
+    out = np.zeros((4, 5, 32), np.uint8)
+    with pytest.raises(CorruptFileError, match="fails its checksum"):
+        part.rows_into(storage, 0, 0, 4, out)
+    short = partfile.Part(part.rel, part.classes, part.size)
+    path.write_bytes(bytes(raw[: part.size - 100]))
+    with pytest.raises(CorruptFileError):
+        short.rows_into(storage, 0, 0, 4, out)

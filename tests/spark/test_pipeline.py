@@ -155,6 +155,50 @@ def test_spark_build_of_bit_planes_equals_the_local_build(spark, lake, tmp_path,
     _assert_same_index(tmp_path / "s", tmp_path / "l")
 
 
+def test_spark_tasks_run_ranges_of_tasks_and_the_index_is_the_same(
+    spark, lake, tmp_path, monkeypatch
+):
+    """Many small tasks (one per file here) run as a few Spark tasks, each a range of
+    them, which saves Spark's start-up per task; the index is byte for byte the local one."""
+    import importlib
+
+    from bloomskip.spark import build as spark_build
+
+    index_build = importlib.import_module("bloomskip.index.build")  # not the function
+
+    monkeypatch.setattr(index_build, "TASK_BYTES", 1)  # one task per file
+    slices = []
+    real = spark_build.SparkRunner._slices
+    monkeypatch.setattr(
+        spark_build.SparkRunner,
+        "_slices",
+        lambda self, sizes: slices.append((len(sizes), real(self, sizes))) or slices[-1][1],
+    )
+    rep = build_index(spark, lake, ["k", "s"], tmp_path / "s", tasks=2, zone_rows=256)
+    index.build(lake, ["k", "s"], tmp_path / "l", threads=2, zone_rows=256)
+    assert rep.files_indexed == 8 and not rep.failed
+    assert slices[0] == (8, 2)  # 8 tasks (one a file) in 2 Spark tasks
+    _assert_same_index(tmp_path / "s", tmp_path / "l")
+
+
+def test_spark_task_counts_group_only_long_ranges():
+    from bloomskip.spark.build import GROUPED_UNITS, SPARK_TASK_BYTES, SparkRunner
+
+    class Ctx:
+        defaultParallelism = 2
+
+    class Session:
+        sparkContext = Ctx()
+
+    r = SparkRunner(Session())  # at least 2 per core: 4
+    assert r._slices([1] * 7) == 7  # 7 < 4 * GROUPED_UNITS: one per unit
+    assert r._slices([1] * (4 * GROUPED_UNITS)) == 4
+    assert r._slices([SPARK_TASK_BYTES // 4] * 80) == 20  # about one per SPARK_TASK_BYTES
+    assert r._slices([]) == 1
+    assert SparkRunner(Session(), tasks=40)._slices([1] * 80) == 40
+    assert SparkRunner(Session(), tasks=41)._slices([1] * 80) == 80
+
+
 def test_spark_refresh_equals_the_local_refresh_after_changes(spark, lake, tmp_path):
     for p in ("s", "l"):
         index.build(lake, ["k", "s"], tmp_path / p, zone_rows=256)
@@ -211,7 +255,10 @@ _KILLED_TASK = textwrap.dedent(
     from bloomskip import index
     from bloomskip.spark import build_index, local_session
 
-    lake, out, marks = sys.argv[1], sys.argv[2], sys.argv[3]
+    lake, out, marks, grouped = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+    if grouped:  # one task per file, two Spark tasks each running a range of them
+        import importlib
+        importlib.import_module("bloomskip.index.build").TASK_BYTES = 1
 
     def kill_once(task, attempt, done):
         # The first attempt of every task dies (the Python worker exits) after writing
@@ -222,8 +269,8 @@ _KILLED_TASK = textwrap.dedent(
             os._exit(137)
 
     spark = local_session("local[2,4]")
-    rep = build_index(spark, lake, ["k", "s"], out + "/spark", zone_rows=256, tasks=3,
-                      task_hook=kill_once)
+    rep = build_index(spark, lake, ["k", "s"], out + "/spark", zone_rows=256,
+                      tasks=2 if grouped else 3, task_hook=kill_once)
     index.build(lake, ["k", "s"], out + "/local", zone_rows=256)
     print(json.dumps({"failed": rep.failed, "killed": sorted(os.listdir(marks))}))
     spark.stop()
@@ -231,14 +278,27 @@ _KILLED_TASK = textwrap.dedent(
 )
 
 
-def test_a_killed_task_retried_by_spark_leaves_no_duplicate_or_missing_zone(lake, tmp_path):
+@pytest.mark.parametrize("grouped", [False, True], ids=["task-per-spark-task", "ranges"])
+def test_a_killed_task_retried_by_spark_leaves_no_duplicate_or_missing_zone(
+    lake, tmp_path, grouped
+):
     """Spark (``local[2,4]``: up to 4 attempts per task) in a process of its own, since
-    the shared session allows one attempt; every task's first attempt dies mid-output."""
+    the shared session allows one attempt; every task's first attempt dies mid-output
+    (grouped: a Spark task dies after the first task of its range, and its retry runs
+    the whole range again)."""
     marks = tmp_path / "marks"
     marks.mkdir()
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     run = subprocess.run(
-        [sys.executable, "-c", _KILLED_TASK, str(lake), str(tmp_path), str(marks)],
+        [
+            sys.executable,
+            "-c",
+            _KILLED_TASK,
+            str(lake),
+            str(tmp_path),
+            str(marks),
+            "1" if grouped else "0",
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -246,7 +306,8 @@ def test_a_killed_task_retried_by_spark_leaves_no_duplicate_or_missing_zone(lake
     )
     assert run.returncode == 0, run.stderr[-3000:]
     out = json.loads(run.stdout.strip().splitlines()[-1])
-    assert out == {"failed": [], "killed": ["task-0", "task-1", "task-2"]}
+    killed = ["task-0", "task-4"] if grouped else ["task-0", "task-1", "task-2"]
+    assert out == {"failed": [], "killed": killed}
     _assert_same_index(tmp_path / "spark", tmp_path / "local")
     zones = index.open(tmp_path / "spark").zones("k")
     keys = list(zip(zones["fragment_id"].to_pylist(), zones["zone_start"].to_pylist(), strict=True))

@@ -436,19 +436,24 @@ def _result(done: _Done, f: SourceFile, cols: tuple[str, ...], fid: int):
 
 
 def plan_tasks(files: list[SourceFile], at_least: int = 1) -> list[list[int]]:
-    """File positions per task: about one task per :data:`TASK_BYTES` of files, at least
-    ``at_least`` (at most one per file), balanced by size, largest file first."""
-    import heapq
-
-    total = sum(f.size for f in files)
+    """File positions per task: runs of consecutive files, about one task per
+    :data:`TASK_BYTES` of files, at least ``at_least`` (at most one per file; none empty),
+    balanced by size. Runs, because fragment ids are given in listing order: a task's
+    files then hold consecutive ids, so its zones lie side by side in every size class of
+    the segment and a slab job reads each part's share of a block row in one piece."""
+    weights = [max(f.size, 1) for f in files]
+    total = sum(weights)
     n = max(1, min(len(files), max(math.ceil(total / TASK_BYTES), at_least)))
-    heap = [(0, t) for t in range(n)]
     out: list[list[int]] = [[] for _ in range(n)]
-    for pos in sorted(range(len(files)), key=lambda i: -files[i].size):
-        load, t = heapq.heappop(heap)
+    run, prev, left = 0, -1, len(files)
+    for pos, w in enumerate(weights):
+        # the task whose share of the total holds this file's middle byte; never a task
+        # skipped (a big file before small ones), and enough files left for every task
+        mid = min(n - 1, (2 * run + w) * n // (2 * total))
+        t = min(max(mid, prev, n - left), prev + 1)
         out[t].append(pos)
-        heapq.heappush(heap, (load + max(files[pos].size, 1), t))
-    return [sorted(t) for t in out if t]
+        run, prev, left = run + w, t, left - 1
+    return out
 
 
 # ----------------------------------------------------------------------------- segments

@@ -107,6 +107,15 @@ class Part:
 
     def rows(self, storage: Storage, cls: int, b0: int, b1: int) -> np.ndarray:
         """Block rows ``[b0, b1)`` of class ``cls``, each checked against its CRC-32."""
+        count = self.classes[cls][1] if 0 <= cls < len(self.classes) else 0
+        out = np.empty((max(b1 - b0, 0), count, 32), np.uint8)
+        self.rows_into(storage, cls, b0, b1, out)
+        return out
+
+    def rows_into(self, storage: Storage, cls: int, b0: int, b1: int, out: np.ndarray) -> None:
+        """:meth:`rows` read straight into ``out``, ``(b1 - b0, count, 32)`` uint8 whose
+        rows are each contiguous (a slab's columns for this part's zones): one read
+        for all the rows, no copy (:meth:`~.storage.Storage.read_into`)."""
         header, _ = read_header(storage, self.rel, PART_MAGIC, self.size)
         label = storage.label(self.rel)
         zones = _int(header, "zones", label, 0, self.size)
@@ -116,22 +125,23 @@ class Part:
         blocks, count = self.classes[cls]
         if not 0 <= b0 <= b1 <= blocks:
             raise CorruptFileError(f"{label}: block rows {b0}..{b1} of a class of {blocks}")
+        if out.shape != (b1 - b0, count, 32) or out.dtype != np.uint8:
+            raise ValueError(f"rows of {count} blocks into an array of shape {out.shape}")
         span, sums = header["sections"].get(f"c{cls}"), header["sections"].get(f"k{cls}")
         if span is None or span[1] != blocks * count * 32:
             raise CorruptFileError(f"{label}: class {cls} matrix has the wrong size")
         if sums is None or sums[1] != blocks * 4:
             raise CorruptFileError(f"{label}: class {cls} checksums have the wrong size")
         width = count * 32
-        data, crcs = storage.read_ranges(
-            self.rel, [(span[0] + b0 * width, (b1 - b0) * width), (sums[0] + b0 * 4, (b1 - b0) * 4)]
-        )
-        if len(data) != (b1 - b0) * width or len(crcs) != (b1 - b0) * 4:
+        (crcs,) = storage.read_ranges(self.rel, [(sums[0] + b0 * 4, (b1 - b0) * 4)])
+        views = [memoryview(out[r]).cast("B") for r in range(b1 - b0)]
+        got = storage.read_into(self.rel, span[0] + b0 * width, views) if width else 0
+        if got != (b1 - b0) * width or len(crcs) != (b1 - b0) * 4:
             raise CorruptFileError(f"{label}: file ends inside class {cls}")
         want = np.frombuffer(crcs, dtype="<u4").tolist()
         for r in range(b1 - b0):
-            if _crc(data[r * width : (r + 1) * width], self.rel, cls, b0 + r) != want[r]:
+            if _crc(views[r], self.rel, cls, b0 + r) != want[r]:
                 raise CorruptFileError(f"{label}: block row {b0 + r} fails its checksum")
-        return np.frombuffer(data, dtype=np.uint8).reshape(b1 - b0, count, 32)
 
 
 def _layout(

@@ -40,6 +40,7 @@ whose class is unknown is "may match".
 from __future__ import annotations
 
 import json
+import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -83,9 +84,25 @@ def block_index(hashes: np.ndarray, blocks: int) -> np.ndarray:
 
 @cache
 def _codec():
+    """pyarrow's zstd: decompression (one call per frame or plane a lookup reads)."""
     import pyarrow as pa
 
     return pa.Codec("zstd", compression_level=ZSTD_LEVEL)
+
+
+_local = threading.local()
+
+
+def _compress(data) -> bytes:
+    """zstd at :data:`ZSTD_LEVEL` with this thread's reusable context (python-zstandard):
+    pyarrow's ``Codec.compress`` sets up a context per call, half the cost of a 3 KiB
+    bit plane (17 vs 8 us measured), and a build compresses hundreds of thousands."""
+    c = getattr(_local, "zstd", None)
+    if c is None:
+        import zstandard
+
+        c = _local.zstd = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+    return c.compress(data)
 
 
 def encode_rows(rows: np.ndarray, planes: bool = False) -> tuple[bytes, np.ndarray]:
@@ -107,7 +124,7 @@ def encode_rows(rows: np.ndarray, planes: bool = False) -> tuple[bytes, np.ndarr
 
 def _pack(raw: bytes | np.ndarray) -> bytes:
     """zstd, or ``raw`` itself (as bytes) when that is not smaller."""
-    packed = _codec().compress(raw, asbytes=True)
+    packed = _compress(raw)
     size = raw.nbytes if isinstance(raw, np.ndarray) else len(raw)
     return packed if len(packed) < size else bytes(raw)
 
@@ -166,7 +183,7 @@ def from_planes(planes: np.ndarray, count: int) -> np.ndarray:
 
 
 def _plane_frame(row: np.ndarray) -> bytes:
-    packed = [_pack(p.tobytes()) for p in to_planes(row)]
+    packed = [_pack(p) for p in to_planes(row)]  # each plane a contiguous row: no copy
     ends = np.cumsum([len(p) for p in packed]).astype("<u4")
     crcs = np.array([zlib.crc32(p) for p in packed], "<u4")
     return ends.tobytes() + crcs.tobytes() + b"".join(packed)
@@ -362,7 +379,7 @@ def write_directory(
         parts.append(raw.ljust(_align(len(raw)), b"\0"))
         at += len(parts[-1])
     body = b"".join(parts)
-    packed = _codec().compress(body, asbytes=True)
+    packed = _compress(body)
     header = {
         "column": identity,
         "zones": int(keys.shape[0]),
@@ -558,10 +575,25 @@ def build_slab(storage: Storage, job: SlabJob) -> np.ndarray:
     for src, cls, cols in job.sources:
         if src.classes[cls][0] != job.blocks:
             raise CorruptFileError(f"a source of {job.rel}: class {cls} is not {job.blocks} blocks")
-        _scatter(out, src.rows(storage, cls, job.b0, job.b1), cols)
+        run = _one_run(cols)
+        into = getattr(src, "rows_into", None)
+        if run is not None and into is not None:  # a task's part, its zones side by side
+            into(storage, cls, job.b0, job.b1, out[:, run : run + cols.shape[0], :])
+        else:
+            _scatter(out, src.rows(storage, cls, job.b0, job.b1), cols)
     data, ends = encode_rows(out, job.planes)
     storage.write(job.rel, data)
     return ends
+
+
+def _one_run(cols: np.ndarray) -> int | None:
+    """Where the source's zones go when all of them go to consecutive columns (a task's
+    files hold consecutive fragment ids): the first column; else None."""
+    n = cols.shape[0]
+    if n == 0 or int(cols[0]) < 0:
+        return None
+    first = int(cols[0])
+    return first if int(cols[-1]) == first + n - 1 and bool((np.diff(cols) == 1).all()) else None
 
 
 def _scatter(out: np.ndarray, got: np.ndarray, cols: np.ndarray) -> None:

@@ -43,6 +43,8 @@ from bloomskip.objstore import SCHEMES, first_line, open_store
 #: What a relative name may look like: segments of safe characters, joined by "/".
 _REL = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$")
 MAX_REL = 400
+#: Buffers per ``preadv`` call (Linux and the BSDs allow 1024).
+_IOV_MAX = 1024
 
 
 def check_rel(rel: str) -> str:
@@ -87,6 +89,19 @@ class Storage(ABC):
     @abstractmethod
     def read_ranges(self, rel: str, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         """``(start, length)`` byte ranges of one object, in the order asked."""
+
+    def read_into(self, rel: str, start: int, buffers: Sequence[memoryview]) -> int:
+        """Bytes ``start`` onwards into ``buffers`` (writable byte views), in order; the
+        count read, short only where the object ends. This reads one range and copies it;
+        the local store reads straight into the buffers."""
+        total = sum(b.nbytes for b in buffers)
+        (data,) = self.read_ranges(rel, [(start, total)])
+        at = 0
+        for b in buffers:
+            n = max(0, min(b.nbytes, len(data) - at))
+            b[:n] = data[at : at + n]
+            at += n
+        return len(data)
 
     @abstractmethod
     def size(self, rel: str) -> int | None:
@@ -283,6 +298,27 @@ class LocalStorage(Storage):
         self.bytes_read += sum(len(b) for b in out)
         self.requests += len(out)
         return out
+
+    def read_into(self, rel: str, start: int, buffers: Sequence[memoryview]) -> int:
+        if not hasattr(os, "preadv"):  # pragma: no cover - not on Linux
+            return super().read_into(rel, start, buffers)
+        with self._errors(rel, "read"):
+            if start < 0:
+                raise CorruptFileError(f"{self.label(rel)}: a read at {start} (refused)")
+            fd = self._open(rel)
+            try:
+                got, at, todo = 0, int(start), [b for b in buffers if b.nbytes]
+                while todo:
+                    batch = todo[:_IOV_MAX]
+                    n = os.preadv(fd, batch, at)
+                    got, at = got + n, at + n
+                    if n < sum(b.nbytes for b in batch):
+                        break  # the file ends (a regular file reads short nowhere else)
+                    todo = todo[_IOV_MAX:]
+            finally:
+                os.close(fd)
+        self._count(got)
+        return got
 
     def size(self, rel: str) -> int | None:
         try:

@@ -5,13 +5,16 @@ The plan, the commit and every byte written are the local engine's
 Spark's Python workers (:class:`SparkRunner`):
 
 1. the driver lists the source, decides which files to read (new and changed ones), gives
-   each a fragment id and groups them into tasks, balanced by size;
-2. one ``mapInArrow`` job over ``spark.range(tasks)``: each task reads its files
-   (:func:`bloomskip.index.parts.run_task`: pyarrow reads, numba kernels build), writes
-   their parts *straight to the index's storage*, and returns one small row (:mod:`.wire`):
-   per file its row count or error, per column the part names and ~18 bytes per zone;
+   each a fragment id and groups them into tasks of consecutive files, balanced by size;
+2. one ``mapInArrow`` job over ``spark.range(tasks)``, each Spark task running a range of
+   tasks (about :data:`SPARK_TASK_BYTES` of files) one after another: each task reads
+   its files (:func:`bloomskip.index.parts.run_task`: pyarrow reads, numba kernels
+   build), writes their parts *straight to the index's storage*, and returns one small
+   row (:mod:`.wire`): per file its row count or error, per column the part names and
+   ~18 bytes per zone;
 3. the driver writes each column's serving directory, and a second job writes the slabs:
-   each task gathers one block range of one size class from every part;
+   each slab job gathers one block range of one size class from every part (a Spark
+   task runs several);
 4. the driver writes the fragment table and creates the next manifest.
 
 The driver holds memory for the number of files and zones, never for the filters:
@@ -28,6 +31,7 @@ candidate). Nothing is committed when a job fails, so the previous index stays a
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -46,6 +50,13 @@ from bloomskip.index.storage import Storage, open_storage
 from bloomskip.sources import Source
 from bloomskip.spark.session import require_pyspark, spark_schema
 from bloomskip.spark.wire import WIRE_SCHEMA, decode, encode
+
+#: About how many bytes (of files read, or of slabs written) one Spark task works
+#: through. An empty ``mapInArrow`` task takes 0.05-0.1 s on a 2-core machine (the Python
+#: worker waits for the JVM most of it); a task of 128 MiB of files about 0.5 s.
+SPARK_TASK_BYTES = 1 << 30
+#: A Spark task runs a range of at least this many units (tasks or slabs), or one unit.
+GROUPED_UNITS = 2
 
 #: ``task_hook(task, attempt, files_done)``: called in the task after its result is handed
 #: to Spark (tests use it to kill a task after its parts are written).
@@ -67,7 +78,8 @@ def build_index(
     ``options`` are :func:`bloomskip.index.build`'s (``zone_rows``, ``fpp``, ``sizing``,
     ``align``, ``file_filters``, ``encoding``, ``overwrite``) and the index is the same,
     plus ``tasks``: at least how many Spark tasks read the files (default: about one per
-    128 MiB of files, at least three per core, at most one per file). The source and the
+    GiB of files, at least two per core, at most one per file; each reads its files 128
+    MiB at a time, holding one such group's filters). The source and the
     index must be readable and writable by the executors under the same names.
     """
     require_pyspark()
@@ -102,6 +114,20 @@ class SparkRunner:
     def min_tasks(self) -> int:
         return self.tasks or 3 * cores(self.spark)
 
+    def _slices(self, sizes: list[int]) -> int:
+        """How many Spark tasks run ``len(sizes)`` units of work (tasks of files, or
+        slabs) of these sizes in bytes: about one per :data:`SPARK_TASK_BYTES`, at least
+        two per core (or ``tasks``). A Spark task runs its range of units one after
+        another, so a unit's memory bound holds while a Spark task's start-up - 0.05-0.1 s
+        measured here, most of it the JVM readying the Python runner - is paid once per
+        range, not per unit. Units are grouped only when every range gets at least
+        :data:`GROUPED_UNITS` of them; fewer run one per Spark task."""
+        n = len(sizes)
+        want = max(self.tasks or 2 * cores(self.spark), math.ceil(sum(sizes) / SPARK_TASK_BYTES))
+        if n < GROUPED_UNITS * want:
+            return max(1, min(n, 10_000))
+        return max(1, min(want, 10_000))
+
     def index(
         self,
         storage: Storage,
@@ -113,7 +139,8 @@ class SparkRunner:
         if not tasks:
             return
         job = _IndexJob(storage.uri, source, tasks, columns, zoning, self.hook)
-        df = self.spark.range(0, len(tasks), 1, len(tasks))
+        sizes = [sum(max(f.size, 1) for f, _ in t) for t in tasks]
+        df = self.spark.range(0, len(tasks), 1, self._slices(sizes))
         df = df.mapInArrow(job, spark_schema(WIRE_SCHEMA))
         try:
             rows = df.toArrow()
@@ -124,7 +151,8 @@ class SparkRunner:
     def slabs(self, storage: Storage, jobs: list[SlabJob]) -> list[np.ndarray]:
         if not jobs:
             return []
-        df = self.spark.range(0, len(jobs), 1, min(len(jobs), 10_000))
+        sizes = [(j.b1 - j.b0) * j.count * 32 for j in jobs]
+        df = self.spark.range(0, len(jobs), 1, self._slices(sizes))
         df = df.mapInArrow(_SlabJob(storage.uri, jobs), "job long, ends binary")
         try:
             rows = df.toArrow()
