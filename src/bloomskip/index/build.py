@@ -453,7 +453,7 @@ def plan_tasks(files: list[SourceFile], at_least: int = 1) -> list[list[int]]:
         t = min(max(mid, prev, n - left), prev + 1)
         out[t].append(pos)
         run, prev, left = run + w, t, left - 1
-    return out
+    return [t for t in out if t]  # no files: no task
 
 
 # ----------------------------------------------------------------------------- segments
