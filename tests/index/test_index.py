@@ -283,6 +283,28 @@ def test_added_rewritten_and_deleted_files_after_indexing(lake, tmp_path):
     assert st["coverage"] == 1.0 and st["files_indexed"] == 4 and st["version"] == 2
 
 
+def test_a_trusted_lookup_after_the_last_files_were_dropped(lake, tmp_path):
+    """A refresh that drops the files with the highest fragment ids leaves the segment
+    with zones no longer alive at its end; a lookup that trusts the index (no listing)
+    answers from the live ones, as a checked lookup does."""
+    for i in range(4, 8):  # enough live files that one dropped is not compacted away
+        pq.write_table(_table(i), lake / f"part-{i}.parquet", row_group_size=1000)
+    index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000)
+    os.unlink(lake / "part-7.parquet")
+    assert index.refresh(tmp_path / "idx").files_dropped == 1
+    ix = index.open(tmp_path / "idx")
+    assert len(ix.manifest.columns["uid"].segments) == 1 and ix.manifest.dropped == (7,)
+    for q in ("uid = 'u-2-5'", "uid IN ('u-0-1', 'u-7-5')", "uid IS NULL"):
+        trusted = ix.query(q, check_source=False)
+        checked = ix.query(q)
+        assert [(f.path, f.zones) for f in trusted.files] == [
+            (f.path, f.zones) for f in checked.files
+        ], q
+    assert [
+        os.path.basename(f.path) for f in ix.query("uid = 'u-2-5'", check_source=False).files
+    ] == ["part-2.parquet"]
+
+
 def test_adding_a_column_later_indexes_every_current_file_for_it(lake, tmp_path):
     index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000)
     index.build(lake, ["k"], tmp_path / "idx", zone_rows=1000)

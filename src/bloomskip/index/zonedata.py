@@ -199,7 +199,9 @@ def load_column(
             ok = alive(frag)
             sid = len(sources)
             sources.append(lambda rows, h, i=i, f=filters: f.probe_segment(i, rows, h))
-            whole.append(lambda h, i=i, f=filters: f.segment_may(i, h))
+            # every zone of the segment at once, in order: only if every one is alive (a
+            # segment whose last files were dropped has more zones than rows here)
+            whole.append((lambda h, i=i, f=filters: f.segment_may(i, h)) if ok.all() else None)
             parts.append(
                 (
                     d.keys[ok],
