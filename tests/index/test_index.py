@@ -283,6 +283,30 @@ def test_added_rewritten_and_deleted_files_after_indexing(lake, tmp_path):
     assert st["coverage"] == 1.0 and st["files_indexed"] == 4 and st["version"] == 2
 
 
+def test_a_refresh_or_build_with_nothing_new_commits_no_version(lake, tmp_path, capsys):
+    """Nothing added, changed or gone: no file is opened, nothing is written, the version
+    stays (an hourly refresh of a quiet lake does not pile up versions); the next change
+    commits the next version."""
+    from bloomskip.cli import main
+
+    idx = tmp_path / "idx"
+    index.build(lake, ["uid"], idx, zone_rows=1000)
+    before = sorted(p.relative_to(idx) for p in idx.rglob("*"))
+    for again in (
+        lambda: index.refresh(idx),
+        lambda: index.build(lake, ["uid"], idx, zone_rows=1000),
+    ):
+        rep = again()
+        assert (rep.version, rep.committed, rep.files_unchanged) == (1, False, 4)
+        assert (rep.files_indexed, rep.zones_written, rep.bytes_written) == (0, 0, 0)
+    assert sorted(p.relative_to(idx) for p in idx.rglob("*")) == before
+    assert main(["index", "refresh", str(idx)]) == 0
+    assert "version 1 (nothing new: kept, no version committed)" in capsys.readouterr().out
+    pq.write_table(_table(9), lake / "part-9.parquet")
+    rep = index.refresh(idx)
+    assert (rep.version, rep.committed, rep.files_indexed) == (2, True, 1)
+
+
 def test_a_trusted_lookup_after_the_last_files_were_dropped(lake, tmp_path):
     """A refresh that drops the files with the highest fragment ids leaves the segment
     with zones no longer alive at its end; a lookup that trusts the index (no listing)

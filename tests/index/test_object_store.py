@@ -188,7 +188,8 @@ def test_a_killed_first_build_leaves_no_version_and_a_new_build_succeeds(lake, m
 
 def test_two_writers_one_version_the_loser_replans(lake, monkeypatch):
     """Writer A is held just before it commits version 2 while writer B commits it; A's
-    create fails, it re-plans on B's version and commits version 3."""
+    create fails, it re-plans on B's version (which holds A's file, and misses one added
+    since) and commits version 3."""
     for i in range(3):
         lake.write(f"p{i}.parquet", i)
     index.build(lake.root, ["uid"], lake.index, zone_rows=500)
@@ -211,11 +212,14 @@ def test_two_writers_one_version_the_loser_replans(lake, monkeypatch):
     assert held.wait(60)
     lake.write("p4.parquet", 4)
     out["b"] = index.refresh(lake.index)  # B commits version 2
+    lake.write("p5.parquet", 5)
     go.set()
     a.join(120)
     assert out["b"].version == 2 and out["a"].version == 3 and out["a"].retries == 1
+    assert out["a"].files_indexed == 1 and out["a"].committed
     assert store.versions(lake.index) == [1, 2, 3]
-    lake.check(lake.values("p3.parquet", "p4.parquet", "p0.parquet"), check_source=False)
+    values = lake.values("p3.parquet", "p4.parquet", "p5.parquet", "p0.parquet")
+    lake.check(values, check_source=False)
 
 
 def test_exactly_one_create_wins_and_a_retried_write_is_recognised(lake):

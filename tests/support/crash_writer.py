@@ -116,7 +116,12 @@ def run(job: dict[str, Any]) -> tuple[int, dict[str, Any]]:
             r = index.refresh(job["index"], threads=job["threads"])
     except CommitConflictError as e:
         return 3, {"conflict": str(e)}
-    return 0, {"version": r.version, "retries": r.retries, "failed": r.failed}
+    return 0, {
+        "version": r.version,
+        "retries": r.retries,
+        "failed": r.failed,
+        "committed": r.committed,
+    }
 
 
 def warm_up(workdir: str) -> None:

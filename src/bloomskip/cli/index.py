@@ -339,5 +339,6 @@ def _vacuum(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"removed": removed})
     else:
-        emit(f"removed {len(removed)} files" + "".join(f"\n  {r}" for r in removed[:50]))
+        files = "file" if len(removed) == 1 else "files"
+        emit(f"removed {len(removed)} {files}" + "".join(f"\n  {r}" for r in removed[:50]))
     return 0

@@ -92,6 +92,9 @@ class BuildReport:
     seconds: float = 0.0
     retries: int = 0
     snapshot: dict[str, Any] | None = None  # the table snapshot indexed (tables only)
+    #: False: nothing was new, changed or gone, so no version was committed (``version``
+    #: is the one already there).
+    committed: bool = True
 
     def to_json(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -103,8 +106,9 @@ class BuildReport:
     def to_text(self) -> str:
         """What ``bloomskip index build`` and ``refresh`` print: counts, then failures."""
         at = "" if self.snapshot is None else f", {snapshot_text(self.snapshot)}"
+        kept = "" if self.committed else " (nothing new: kept, no version committed)"
         lines = [
-            f"{self.index}: version {self.version}{at}, columns {', '.join(self.columns)}",
+            f"{self.index}: version {self.version}{kept}{at}, columns {', '.join(self.columns)}",
             f"  {self.files_listed} files listed: {self.files_indexed} indexed, "
             f"{self.files_unchanged} unchanged, {self.files_dropped} dropped, "
             f"{len(self.failed)} not indexed",
@@ -309,9 +313,17 @@ def _update(
                 fid = want if want is not None and want >= next_id else next_id
             next_id = max(next_id, fid + 1)  # ids are never reused: old segments hold old ones
             todo.append((f, tuple(columns), fid, True))
+        snapshot = src.snapshot()
+        if base is not None and not todo and len(keep) == len(old) and snapshot == base.snapshot:
+            _drop_intermediates(storage, done, base)  # an earlier attempt's, if any
+            return BuildReport(  # nothing new, changed or gone: the version stays
+                storage.uri, base.version, list(columns), files_listed=len(listing),
+                files_unchanged=len(keep), seconds=time.perf_counter() - t0,
+                snapshot=snapshot, committed=False,
+            )  # fmt: skip
         _run_tasks(storage, src, runner, todo, columns, zoning, done)
         report = BuildReport(storage.uri, next_version, list(columns), files_listed=len(listing))
-        report.snapshot = src.snapshot()
+        report.snapshot = snapshot
         # Per column: the fragments each task result contributes.
         chosen: dict[str, dict[int, list[int]]] = {n: {} for n in columns}
         new_rows, failed = [], {n: set() for n in columns}
