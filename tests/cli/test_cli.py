@@ -33,6 +33,14 @@ def test_help_lists_commands(capsys):
         assert cmd in out
 
 
+def test_python_dash_m_bloomskip_is_the_command():
+    out = subprocess.run(
+        [sys.executable, "-m", "bloomskip", "size", "--ndv", "1000", "--fpp", "0.01", "--json"],
+        capture_output=True, text=True, check=True, timeout=120,
+    ).stdout  # fmt: skip
+    assert json.loads(out)["sizes"]
+
+
 def test_size_json(capsys):
     assert main(["size", "--ndv", "1e6", "--fpp", "0.001", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)

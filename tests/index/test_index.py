@@ -255,6 +255,11 @@ def test_added_rewritten_and_deleted_files_after_indexing(lake, tmp_path):
     res = ix.query("uid IN ('u-9-5', 'u-5-5', 'u-3-5')")
     reasons = {os.path.basename(f.path): f.reason for f in res.files}
     assert reasons == {"part-9.parquet": "not indexed", "part-1.parquet": "changed since indexing"}
+    # their rows are unknown: counted apart, not as 0 rows to read
+    assert (res.rows_candidate, res.files_rows_unknown, res.to_json()["files_rows_unknown"]) == (
+        0, 2, 2,
+    )  # fmt: skip
+    assert "0 of 6,000 rows to read, and 2 files not indexed, read in full" in res.to_text()
     assert ix.status()["stale_files"] == [str(p1)]
     # A refresh indexes the new and changed files and leaves the others untouched.
     opened = []

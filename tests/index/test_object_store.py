@@ -22,7 +22,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from bloomskip import index
-from bloomskip.errors import CommitConflictError, CorruptFileError, IndexNotFoundError
+from bloomskip.errors import (
+    CommitConflictError,
+    CorruptFileError,
+    IndexNotFoundError,
+    InvalidParameterError,
+)
 from bloomskip.index import store
 from bloomskip.index.storage import open_storage
 from tests.support.s3 import moto_server
@@ -253,6 +258,25 @@ def test_names_outside_the_index_are_refused(lake):
     storage.create(name, json.dumps(doc).encode())
     with pytest.raises(CorruptFileError, match="not a zones name"):
         index.open(lake.index)
+
+
+def test_an_index_is_never_put_on_a_data_file_its_lake_or_a_parent_of_it(lake):
+    """Found (new-user walkthrough): on S3 an index could be built under a data object's
+    own key (``.../p0.parquet/...``, locally refused as a file), and an index path equal
+    to the lake or a parent of it gave 'no readable Parquet or ORC file' (the lake's files
+    were left out as the index's own) instead of the ownership refusal. Nothing is
+    written in any of these cases."""
+    lake.write("p0.parquet", 0)
+    parent = lake.root.rpartition("/")[0]
+    for where, why in [
+        (lake.path_of("p0.parquet"), "a file .an object. has this name"),
+        (lake.root, "not empty and not a bloomskip index"),
+        (parent, "not empty and not a bloomskip index"),
+    ]:
+        with pytest.raises(InvalidParameterError, match=why):
+            index.build(lake.root, ["uid"], where)
+    assert [e.rel for e in open_storage(lake.root).list()] == ["p0.parquet"]
+    assert store.MARKER not in {e.rel for e in open_storage(parent).list()}
 
 
 def test_a_same_size_rewrite_within_the_second_is_seen(lake):

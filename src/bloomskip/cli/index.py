@@ -35,7 +35,8 @@ HELP = "zone index over a lake: build, refresh, query, status, vacuum"
 DESCRIPTION = """\
 An external bloom filter index over a whole lake of Parquet/ORC files, in the layout
 of Lance's bloom filter index: one SBBF per zone of rows (default 8192 rows, FPP
-0.00057, Putze sizing), plus one filter per file. Queries answer which files - and which
+0.00057, Putze sizing; one per file too with --file-filters). INDEX is a local directory
+or an object store prefix (s3://, gs://, az://). Queries answer which files - and which
 zones in them - may hold rows matching =, IN and IS [NOT] NULL predicates. Files added or
 changed since indexing are always candidates; 'refresh' indexes them.
 
@@ -74,15 +75,17 @@ BUILD_HELP = "index columns of every file under SOURCE"
 BUILD_DESCRIPTION = """\
 Index COLUMNs of every Parquet/ORC file under SOURCE (a directory, a file, a URI -
 file://, s3://, gs://, hdfs:// - a Lance dataset, or a Delta or Iceberg table: the data
-files of its latest snapshot) into INDEX, a local directory:
-one bloom filter per zone of --zone-rows rows and one per file. On an existing index:
-add the columns and refresh. Files that cannot be read are listed as not indexed (and
-stay candidates of every query). Answers nothing yet: 'index query' does."""
+files of its latest snapshot) into INDEX, a new or empty local directory or object store
+prefix (s3://, gs://, az://): one bloom filter per zone of --zone-rows rows (and one per
+file with --file-filters). On an existing index: add the columns and refresh. Files that
+cannot be read are listed as not indexed (and stay candidates of every query). Answers
+nothing yet: 'index query' does."""
 
 BUILD_EPILOG = """\
 examples:
   bloomskip index build lake/ lake.idx -c user_id --zone-rows 4096
   bloomskip index build s3://bucket/events/ events.idx -c user_id --sizing exact
+  bloomskip index build s3://bucket/events/ s3://bucket/events.idx -c user_id
   bloomskip index build lake/ lake.idx -c user_id --spark 'local[*]'
   bloomskip index build events_delta/ events.idx -c user_id
   bloomskip index build iceberg://prod/db.events events.idx -c user_id"""
@@ -94,7 +97,10 @@ def _add_build(actions: argparse._SubParsersAction) -> None:
         "source", metavar="SOURCE", type=types.source,
         help="directory, file or URI of the data; a Delta or Iceberg table",
     )  # fmt: skip
-    add_index(b, "the index directory (created if missing)", types.new_index_dir)
+    add_index(
+        b, "the index: a directory (created if missing) or an s3://, gs://, az:// prefix",
+        types.new_index_dir,
+    )  # fmt: skip
     add_columns(b, "a column to index, repeatable", required=True)
     b.add_argument(
         "--zone-rows", metavar="N", type=types.ZONE_ROWS, default=8192,

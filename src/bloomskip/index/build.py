@@ -222,12 +222,14 @@ def _check_compatible(
     if base.source != src.to_json():
         raise InvalidParameterError(
             f"{root} indexes {base.source.get('uri')}, not {src.uri}; use another "
-            "directory or overwrite=True"
+            "directory or overwrite (--overwrite, overwrite=True)"
         )
     if base.zoning != zoning:
         raise InvalidParameterError(
-            f"{root} cuts zones as {base.zoning}, not {zoning}: every column of an "
-            "index shares its zones; use another directory or overwrite=True"
+            f"{root} cuts zones of {base.zoning.zone_rows} rows (align {base.zoning.align}), "
+            f"not {zoning.zone_rows} (align {zoning.align}): every column of an "
+            "index shares its zones; use another directory or overwrite (--overwrite, "
+            "overwrite=True)"
         )
     for n in names:
         old = base.columns.get(n)
@@ -235,7 +237,7 @@ def _check_compatible(
         if old is not None and (old.sizing, old.fpp, old.encoding) != wanted:
             raise InvalidParameterError(
                 f"{n} is already indexed with sizing={old.sizing}, fpp={old.fpp}, "
-                f"encoding={old.encoding}; use overwrite=True to rebuild"
+                f"encoding={old.encoding}; rebuild it with --overwrite (overwrite=True)"
             )
 
 
@@ -283,6 +285,8 @@ def _update(
             zoning = base.zoning
         elif not overwrite:  # build: the version we commit on may be another writer's
             _check_compatible(base, storage, src, zoning, names, settings)
+        if attempt == 0:
+            store.check_claim(storage)  # a lake, a user's files: refused before any listing
         listing = store.inside(storage, src, src.list())
         schema = base.schema if base is not None else src.arrow_schema(listing)
         src = src.following(schema)  # a table's columns renamed since: by field id

@@ -64,7 +64,14 @@ class QueryResult:
 
     @property
     def rows_candidate(self) -> int:
+        """Rows of the candidates the index knows (see :attr:`files_rows_unknown`)."""
         return sum(f.rows or 0 for f in self.files)
+
+    @property
+    def files_rows_unknown(self) -> int:
+        """Candidates read in full whose rows the index does not know (added or changed
+        since indexing): not in :attr:`rows_candidate` nor in ``rows_total``."""
+        return sum(1 for f in self.files if f.rows is None)
 
     @property
     def bytes_total(self) -> int:
@@ -92,6 +99,7 @@ class QueryResult:
             "zones_candidate": self.zones_candidate,
             "rows_total": self.rows_total,
             "rows_candidate": self.rows_candidate,
+            "files_rows_unknown": self.files_rows_unknown,
             "bytes_total": self.bytes_total,
             "bytes_candidate": self.bytes_candidate,
             "notes": self.notes,
@@ -120,10 +128,17 @@ class QueryResult:
         lines.append(
             f"{len(self.files)} of {self.files_total} {'fragments' if fragments else 'files'}, "
             f"{self.zones_candidate:,} of {self.zones_total:,} zones may match; "
-            f"{self.rows_candidate:,} of {self.rows_total:,} rows to read "
-            f"({self.seconds * 1000:.1f} ms)"
+            f"{self.rows_candidate:,} of {self.rows_total:,} rows to read"
+            f"{unknown_rows_text(self.files_rows_unknown)} ({self.seconds * 1000:.1f} ms)"
         )
         return "\n".join(lines)
 
 
-__all__ = ["FileCandidate", "QueryResult"]
+def unknown_rows_text(n: int) -> str:
+    """What the totals leave out: files read in full whose rows the index does not know."""
+    if not n:
+        return ""
+    return f", and {n:,} {'file' if n == 1 else 'files'} not indexed, read in full"
+
+
+__all__ = ["FileCandidate", "QueryResult", "unknown_rows_text"]

@@ -130,6 +130,11 @@ class Storage(ABC):
     def delete(self, rel: str) -> None:
         """Remove one object (missing already: no error)."""
 
+    def root_is_object(self) -> bool:
+        """Whether a file or object has the root's own name (on an object store, where a
+        key can be both an object and a prefix); locally the root is checked on open."""
+        return False
+
     def label(self, rel: str) -> str:
         """The object as a user would name it, for messages."""
         return f"{self.uri.rstrip('/')}/{rel}"
@@ -219,6 +224,9 @@ class LocalStorage(Storage):
     @property
     def local(self) -> bool:
         return True
+
+    def root_is_object(self) -> bool:
+        return os.path.lexists(self.root) and not os.path.isdir(self.root)
 
     def _path(self, rel: str) -> str:
         """The path of ``rel``; refused if a directory on the way is a symbolic link or
@@ -385,7 +393,7 @@ class LocalStorage(Storage):
                     if strict:
                         raise CorruptFileError(f"{top}: not a directory (refused)")
                     return []
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):  # the root is no directory
                 return []
 
         def unreadable(e: OSError) -> None:
@@ -441,6 +449,20 @@ class ObjectStorage(Storage):
     @property
     def local(self) -> bool:
         return False
+
+    def root_is_object(self) -> bool:
+        import obstore
+
+        parent, _, name = self.uri.rpartition("/")
+        if not name or parent.endswith(":/"):  # a bucket's root
+            return False
+        try:
+            obstore.head(open_store(parent), name)
+        except FileNotFoundError:
+            return False
+        except Exception as e:
+            raise SourceError(f"{self.uri}: cannot stat: {first_line(e)}") from None
+        return True
 
     def _call(self, what: str, rel: str, fn):
         import obstore.exceptions as oe

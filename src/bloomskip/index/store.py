@@ -79,11 +79,26 @@ def is_index(storage: Storage) -> bool:
 
 def claim(storage: Storage) -> None:
     """Make the root an index root: the marker is written into an empty root; a root that
-    holds anything else is refused, so nothing bloomskip did not write is ever at risk."""
-    if is_index(storage):
+    holds anything else is refused (:func:`check_claim`), so nothing bloomskip did not
+    write is ever at risk."""
+    if check_claim(storage):
         if storage.size(MARKER) is None:
             storage.create(MARKER, _marker())
         return
+    storage.create(MARKER, _marker())
+
+
+def check_claim(storage: Storage) -> bool:
+    """Whether the root is an index already (True) or empty (False); anything else -
+    files of the user's, a lake, an object with the root's own name - is refused with
+    InvalidParameterError, before anything is read or written."""
+    if storage.root_is_object():
+        raise InvalidParameterError(
+            f"{storage.uri}: a file (an object) has this name; an index is a directory (a "
+            "prefix) of its own"
+        )
+    if is_index(storage):
+        return True
     others = [e.rel for e in storage.list() if not NAMES.match(e.rel)][:3]
     if others:
         raise InvalidParameterError(
@@ -91,7 +106,7 @@ def claim(storage: Storage) -> None:
             f"{', '.join(others)}{', ...' if len(others) == 3 else ''}); give an empty or a "
             "new directory"
         )
-    storage.create(MARKER, _marker())
+    return False
 
 
 def _marker() -> bytes:

@@ -79,6 +79,7 @@ from bloomskip.expr.expressions import (
     Reference,
     literal,
 )
+from bloomskip.index.results import unknown_rows_text
 from bloomskip.index.rows import RowFilter
 from bloomskip.spark import tables
 from bloomskip.spark.readfile import merge_ranges, read_file
@@ -381,6 +382,7 @@ class BloomskipReader(sds.DataSourceReader):
             zones_candidate=res.zones_candidate,
             rows_total=res.rows_total,
             rows_candidate=sum(f.rows or 0 for f in zone_files),
+            files_rows_unknown=sum(1 for f in zone_files if f.rows is None),
             bytes_skipped=sum(sizes.get(p, (0, 0, None))[0] for p, _ in skipped),
             skipped_reasons=dict(Counter(why for _, why in skipped)),
             skipped=[{"path": p, "reason": why} for p, why in skipped[:REPORT_EXAMPLES]],
@@ -415,6 +417,7 @@ class BloomskipReader(sds.DataSourceReader):
             zones_candidate=res.zones_candidate,
             rows_total=res.rows_total,
             rows_candidate=sum(f.rows or 0 for f in res.files),
+            files_rows_unknown=res.files_rows_unknown,
             bytes_skipped=sum(sizes.get(p, 0) for p, _ in res.skipped),
             skipped_reasons=dict(Counter(why for _, why in res.skipped)),
             skipped=[{"path": p, "reason": why} for p, why in res.skipped[:REPORT_EXAMPLES]],
@@ -552,7 +555,8 @@ def _summary(r: dict[str, Any]) -> str:
         f"bloomskip: {r.get('files_candidate')} of {r.get('files_total')} files, "
         f"{r.get('zones_candidate')} of {r.get('zones_total')} zones, "
         f"{r.get('rows_candidate')} of {r.get('rows_total')} rows may match "
-        f"{r['predicate']}; {r.get('files_skipped')} files "
+        f"{r['predicate']}{unknown_rows_text(r.get('files_rows_unknown') or 0)}; "
+        f"{r.get('files_skipped')} files "
         f"({r.get('bytes_skipped')} bytes) skipped [{r.get('seconds')} s]"
     )
     if r.get("fallback"):

@@ -1,0 +1,5 @@
+"""``python -m bloomskip``: the ``bloomskip`` command (as ``python -m bloomskip.cli``)."""
+
+from bloomskip.cli import run
+
+run()
