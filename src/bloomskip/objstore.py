@@ -12,6 +12,7 @@ CREDENTIALS``, ``AZURE_STORAGE_ACCOUNT_NAME``, ...). A plain-http endpoint is al
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime
 from typing import Any
 
@@ -40,8 +41,35 @@ def open_store(url: str) -> Any:
 
 
 def first_line(e: BaseException) -> str:
+    """An error as one line: its first, without a response body (the service's error code
+    kept) or timings, and what it most likely means when that is known (a missing bucket,
+    no credentials, refused credentials)."""
     text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
+    if not text:
+        return type(e).__name__
+    line = text.splitlines()[0].split(": <?xml", 1)[0]  # S3's body follows on the next lines
+    line = _TIMING.sub("", line)
+    code = _CODE.search(text)
+    if code and code.group(1) not in line:
+        line += f" ({code.group(1)})"
+    hint = next((h for words, h in _HINTS if any(w in text for w in words)), None)
+    return f"{line}; {hint}" if hint else line
+
+
+_CODE = re.compile(r"<Code>([A-Za-z0-9.]{1,64})</Code>")
+_TIMING = re.compile(r" in \d+(?:\.\d+)?(?:ns|µs|us|ms|s)\b")
+_HINTS = (
+    (("NoSuchBucket",), "the bucket does not exist"),
+    (
+        ("/latest/api/token", "/latest/meta-data", "169.254.169.254"),
+        "no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or "
+        "AWS_WEB_IDENTITY_TOKEN_FILE), or run where an instance role answers",
+    ),
+    (
+        ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied"),
+        "the credentials were refused",
+    ),
+)
 
 
 def mtime_ns(when: datetime) -> int:

@@ -109,6 +109,20 @@ def test_parse_errors_are_typed(sql):
         parse(sql)
 
 
+@pytest.mark.parametrize(
+    "sql, said",
+    [
+        ("uuid = ", "= lacks its right-hand side (column 6)"),
+        ("uuid = 'a' AND", "AND lacks its right-hand side (column 14)"),
+        ("uuid IN (", "(column 9)"),
+    ],
+)
+def test_parse_errors_say_what_is_wrong_in_sql_terms(sql, said):
+    with pytest.raises(PredicateError) as e:
+        parse(sql)
+    assert str(e.value).endswith(said) and "class" not in str(e.value), str(e.value)
+
+
 def test_parse_literal():
     assert parse_literal("42") == num(42)
     assert parse_literal("DATE '2024-01-31'") == Literal("date", "2024-01-31")

@@ -218,6 +218,11 @@ def test_what_the_index_cannot_answer_may_match_and_says_why(lake, tmp_path):
     for sql in ["uid != 'x'", "k NOT IN (1, 2)", "payload > 0.5", "k > 5", "NOT (uid = 'u-0-1')"]:
         res = ix.query(sql)
         assert len(res.files) == 4 and res.notes, sql
+    for sql in ["k BETWEEN 1 AND 2", "k > 5"]:  # an indexed column, an operator it cannot
+        res = ix.query(sql)
+        assert {f.reason for f in res.files} == {"nothing the index answers"}, sql
+        said = f"{sql}: nothing the index answers (=, IN and IS [NOT] NULL on k, uid)"
+        assert res.notes == [said]
     res = ix.query("uid = 'u-0-1' AND payload > 0.5")
     assert res.paths == [str(lake / "part-0.parquet")]
     res = ix.query("k = 'not a number'")
@@ -356,6 +361,11 @@ def test_a_file_whose_column_does_not_convert_stays_a_candidate(lake, tmp_path):
     assert len(rep.failed) == 1 and "does not convert exactly" in rep.failed[0][1]
     res = index.open(tmp_path / "idx").query("k = 5")
     assert [(os.path.basename(f.path), f.zones) for f in res.files] == [("part-7.parquet", None)]
+    # status says so too (it counted the file as indexed, and nothing else)
+    ix = index.open(tmp_path / "idx")
+    st = ix.status()
+    assert st["columns"]["k"]["files_failed"] == 1 and st["files_indexed"] == 5
+    assert "k: 1 file not indexed for this column" in ix.status_text(st)
 
 
 def test_unreadable_file_is_reported_and_always_a_candidate(lake, tmp_path):

@@ -27,6 +27,7 @@ from bloomskip.errors import (
     CorruptFileError,
     IndexNotFoundError,
     InvalidParameterError,
+    SourceError,
 )
 from bloomskip.index import store
 from bloomskip.index.storage import open_storage
@@ -127,6 +128,10 @@ def test_build_refresh_query_status_vacuum(lake):
         "p1.parquet": "changed since indexing",
     }
     lake.check(lake.values("p4.parquet", "p1.parquet", "p0.parquet"))
+    st = index.open(lake.index).status()  # named as queries name them: s3://... on S3
+    assert (st["unindexed_files"], st["stale_files"], st["removed_files"]) == (
+        [lake.path_of("p4.parquet")], [lake.path_of("p1.parquet")], [lake.path_of("p2.parquet")],
+    )  # fmt: skip
     rep = index.refresh(lake.index)
     assert (rep.version, rep.files_indexed, rep.files_dropped) == (2, 2, 2)  # p2, old p1
     lake.check(lake.values("p4.parquet", "p1.parquet", "p0.parquet"), check_source=False)
@@ -302,3 +307,21 @@ def test_a_same_size_rewrite_within_the_second_is_seen(lake):
     if lake.kind == "s3":
         assert after[0].etag != before["etag"]
         lake.check(lake.values("same.parquet"))  # changed since indexing: read in full
+
+
+def test_a_missing_bucket_or_missing_credentials_say_so_in_one_line(s3, monkeypatch, capsys):
+    """Found (new-user walkthrough): a missing bucket's error ended in the middle of the
+    service's XML body, and missing credentials showed only a failed request to the
+    instance metadata service (here pointed at a closed loopback port)."""
+    from bloomskip.cli import main
+
+    with pytest.raises(SourceError, match=r"\(NoSuchBucket\); the bucket does not exist$"):
+        index.open("s3://no-such-bucket/events.idx")
+    assert main(["index", "query", "s3://no-such-bucket/x.idx", "k = 1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "<?xml" not in err and "the bucket does not exist" in err
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    monkeypatch.setenv("AWS_METADATA_ENDPOINT", "http://127.0.0.1:9")  # nothing listens
+    with pytest.raises(SourceError, match="no credentials found: set AWS_ACCESS_KEY_ID"):
+        index.open(s3.uri(s3.fresh(), "idx"))

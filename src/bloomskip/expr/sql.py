@@ -68,13 +68,33 @@ def parse(text: str, dialect: str = DIALECT) -> Expression:
             raise PredicateError(f"cannot parse predicate {text!r}")
         return _convert(tree)
     except sqlglot.errors.SqlglotError as e:
-        message = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).replace("\n", " ")
-        raise PredicateError(f"cannot parse predicate {text!r}: {message}") from None
+        raise PredicateError(f"cannot parse predicate {text!r}: {_parse_message(e)}") from None
     except RecursionError:  # sqlglot's parser recurses per parenthesis and NOT
         raise PredicateError(
             f"predicate nested too deeply ({len(text)} characters); "
             "use fewer parentheses or NOTs, or IN lists"
         ) from None
+
+
+def _parse_message(e: Exception) -> str:
+    """sqlglot's first parse error, said in SQL terms: what is wrong and at which column
+    (not its class names, nor the text again with terminal colours)."""
+    errors = getattr(e, "errors", None) or []
+    first = errors[0] if errors and isinstance(errors[0], dict) else {}
+    what = str(first.get("description") or "")
+    missing = re.fullmatch(r"Required keyword: '\w+' missing for <class '[\w.]*?(\w+)'>", what)
+    if missing:
+        what = f"{_OPERATORS.get(missing.group(1), missing.group(1))} lacks its right-hand side"
+    if what and first.get("col"):
+        return f"{what} (column {first['col']})"
+    return what or re.sub(r"\x1b\[[0-9;]*m", "", str(e)).replace("\n", " ")
+
+
+#: sqlglot's node names of the operators a predicate may leave unfinished.
+_OPERATORS = {
+    "EQ": "=", "NEQ": "<>", "And": "AND", "Or": "OR", "In": "IN", "Not": "NOT",
+    "GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=", "Is": "IS", "Like": "LIKE",
+}  # fmt: skip
 
 
 def _convert(node: exp.Expression) -> Expression:

@@ -114,7 +114,7 @@ def decide(
     the files and the zones ``load(column)`` returns (``columns`` says how each column is
     hashed). ``fids`` None: every file the index holds - those with zones of a referenced
     column, those that column could not be indexed for, and (``all_fids``) every file
-    when the predicate uses no indexed column. ``known``: per file of ``fids`` (in that
+    when the predicate holds nothing the index answers. ``known``: per file of ``fids`` (in that
     order), the values of a table's partition columns, decided in the same tree."""
     out = Decided()
     cols = [r.name for r in referenced(bound) if r.name in columns]
@@ -129,7 +129,7 @@ def decide(
         out.by_file_filter = np.zeros(out.skipped.shape[0], np.bool_)
         out.by_partition = np.ones(out.skipped.shape[0], np.bool_)
         for fid in everything[may].tolist():
-            out.candidates[int(fid)] = (None, "the predicate uses no indexed column")
+            out.candidates[int(fid)] = (None, "nothing the index answers")
         if not partitions:
             notes.append(
                 f"{bound}: nothing the index answers (=, IN and IS [NOT] NULL on "

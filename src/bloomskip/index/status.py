@@ -46,12 +46,12 @@ def index_status(zi: ZoneIndex, *, check_source: bool = True) -> dict[str, Any]:
         new = [f.path for f in listing if f.path not in rows]
         gone = [p for p in rows if p not in seen]
         fresh = len(listing) - len(stale) - len(new)
-        out.update(
+        out.update(  # named as queries and refreshes name them (s3://..., not bucket/...)
             files_listed=len(listing),
             coverage=(fresh / len(listing)) if listing else 1.0,
-            stale_files=stale,
-            unindexed_files=new,
-            removed_files=gone,
+            stale_files=[src.uri_of(p) for p in stale],
+            unindexed_files=[src.uri_of(p) for p in new],
+            removed_files=[src.uri_of(p) for p in gone],
         )
     cols = {}
     total_rows = max(out["rows_indexed"], 1)
@@ -70,6 +70,9 @@ def index_status(zi: ZoneIndex, *, check_source: bool = True) -> dict[str, Any]:
             "files": int(np.unique(frag).shape[0]),
             "zones": int(frag.shape[0]),
             "segments": len(col.segments),
+            # indexed files whose values of this column could not be (a type that does not
+            # convert): candidates in full of every condition on it
+            "files_failed": len(col.failed),
             "zone_filter_bytes": zone_bytes,
             "file_filter_bytes": file_bytes,
             "bytes_per_row": (zone_bytes + file_bytes) / total_rows,
@@ -103,6 +106,13 @@ def status_text(st: dict[str, Any]) -> str:
     ):
         if st[key]:
             lines.append(f"  {len(st[key])} {what}: {', '.join(st[key][:5])}")
+    for name, c in st["columns"].items():
+        if c.get("files_failed"):
+            n = c["files_failed"]
+            lines.append(
+                f"  {name}: {n} {'file' if n == 1 else 'files'} not indexed for this column "
+                "(its values did not convert; see refresh's report): read in full"
+            )
     lines.append(
         f"  {'column':20} {'type':14} {'sizing':7} {'zones':>8} {'filter bytes':>14} "
         f"{'B/row':>7} {'on disk':>12} {'pred. FPP':>10}"
