@@ -67,7 +67,7 @@ _HINTS = (
     ),
     (
         ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied"),
-        "the credentials were refused",
+        "access refused (the credentials, or what they may do)",
     ),
 )
 

@@ -315,6 +315,11 @@ def test_a_refresh_or_build_with_nothing_new_commits_no_version(lake, tmp_path, 
     pq.write_table(_table(9), lake / "part-9.parquet")
     rep = index.refresh(idx)
     assert (rep.version, rep.committed, rep.files_indexed) == (2, True, 1)
+    for p in lake.glob("*.parquet"):  # a new column is a change, even over no files
+        p.unlink()
+    assert index.refresh(idx).files_dropped == 5
+    rep = index.build(lake, ["k"], idx, zone_rows=1000)
+    assert (rep.version, rep.committed) == (4, True) and "k" in index.open(idx).columns
 
 
 def test_a_trusted_lookup_after_the_last_files_were_dropped(lake, tmp_path):

@@ -318,7 +318,12 @@ def _update(
             next_id = max(next_id, fid + 1)  # ids are never reused: old segments hold old ones
             todo.append((f, tuple(columns), fid, True))
         snapshot = src.snapshot()
-        if base is not None and not todo and len(keep) == len(old) and snapshot == base.snapshot:
+        if (
+            base is not None
+            and not (todo or new_cols)  # a new column is committed even over no files
+            and len(keep) == len(old)
+            and snapshot == base.snapshot
+        ):
             _drop_intermediates(storage, done, base)  # an earlier attempt's, if any
             return BuildReport(  # nothing new, changed or gone: the version stays
                 storage.uri, base.version, list(columns), files_listed=len(listing),

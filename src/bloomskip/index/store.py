@@ -81,11 +81,8 @@ def claim(storage: Storage) -> None:
     """Make the root an index root: the marker is written into an empty root; a root that
     holds anything else is refused (:func:`check_claim`), so nothing bloomskip did not
     write is ever at risk."""
-    if check_claim(storage):
-        if storage.size(MARKER) is None:
-            storage.create(MARKER, _marker())
-        return
-    storage.create(MARKER, _marker())
+    if not check_claim(storage) or storage.size(MARKER) is None:
+        storage.create(MARKER, _marker())
 
 
 def check_claim(storage: Storage) -> bool:
