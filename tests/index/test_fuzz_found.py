@@ -237,6 +237,87 @@ def test_sizes_and_counts_that_claim_gigabytes_allocate_nothing(world):
         LocalStorage(root).read_ranges(directory, [(-8, 8)])
 
 
+def _forge(root: str, change) -> None:
+    """Apply ``change`` to the latest manifest, its checksum recomputed (a forger's)."""
+    rel = fz.roles(root)["manifest"][0]
+    with open(_path(root, rel)) as fh:
+        doc = json.load(fh)
+    change(doc)
+    doc["checksum"] = integrity.json_checksum(doc)
+    with open(_path(root, rel), "w") as fh:
+        json.dump(doc, fh)
+
+
+def test_an_overlong_fragment_table_is_refused_before_it_is_read(world):
+    """Found (hostile-input probe): a fragment table grown to 4 GiB (sparse: damage, no
+    forgery) was read whole by a lookup that lists the source - a MemoryError, or 4 GiB."""
+    root = _copy(world, "long-fragments")
+    rel = fz.roles(root)["fragments"][0]
+    os.truncate(_path(root, rel), 4 << 30)
+    tracemalloc.start()
+    try:
+        for check_source in (True, False):
+            iw.one_line_error(
+                lambda c=check_source: index.open(root).query("s = 's0-3'", check_source=c),
+                "more than the index.s table can hold" if check_source else "unreadable",
+            )
+        assert tracemalloc.get_traced_memory()[1] < iw.MEMORY
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("key", ["dropped", "failed", "next_fragment_id"])
+def test_fragment_ids_beyond_a_zone_keys_range_are_refused(world, key):
+    """Found (hostile-input probe): a fragment id of 2**64 in ``dropped`` or a column's
+    ``failed`` raised OverflowError from numpy."""
+    root = _copy(world, f"fid-{key}")
+
+    def change(doc):
+        if key == "failed":
+            doc["columns"]["s"]["failed"] = [2**64]
+        elif key == "dropped":
+            doc["dropped"] = [2**24]
+        else:
+            doc["next_fragment_id"] = 2**63
+
+    _forge(root, change)
+    iw.one_line_error(lambda: index.open(root), "is not a count below")
+
+
+def test_a_directory_named_by_many_segments_or_zones_beyond_one_directory_are_refused(world):
+    """Found (hostile-input probe): a manifest listing one directory in 8 segments made a
+    query hold it 8 times (5.7 GiB from a 2.5 MB directory): every object is named once,
+    and a column's zones are bounded as one directory's."""
+    root = _copy(world, "dup-segments")
+
+    def twice(doc):
+        segs = doc["columns"]["s"]["segments"]
+        segs.append(json.loads(json.dumps(segs[0])))
+
+    _forge(root, twice)
+    iw.one_line_error(lambda: index.open(root), "an object is named twice")
+    root = _copy(world, "many-zones")
+
+    def many(doc):
+        for seg in doc["columns"]["s"]["segments"]:
+            seg["num_zones"] = 2**40
+
+    _forge(root, many)
+    iw.one_line_error(lambda: index.open(root), "claims .* zones, over")
+
+
+def test_a_source_on_a_file_system_that_cannot_be_made_is_a_typed_error(world):
+    """Found (hostile-input probe): a manifest naming an hdfs:// source on a machine
+    without a JVM raised a bare OSError with 10 KB of library paths."""
+    pytest.importorskip("pyarrow.fs")
+    root = _copy(world, "hdfs-source")
+    _forge(root, lambda doc: doc["source"].update(filesystem="hdfs", uri="hdfs://127.0.0.1:1/x"))
+    for check_source in (True, False):
+        with pytest.raises(BloomskipError) as e:
+            index.open(root).query("s = 's0-3'", check_source=check_source)
+        assert "\n" not in str(e.value) and len(str(e.value)) < 600, str(e.value)
+
+
 # ----------------------------------------------------------------------- object stores
 
 

@@ -84,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
         silence_stdout()
         return 141
     except (BloomskipError, OSError, KeyError) as e:
-        say_error(f"{PROG}: error: {one_line(e)}")
+        text = one_line(e)
+        say_error(f"{PROG}: error: {text if len(text) <= 2000 else text[:2000] + ' ...'}")
+        return 2
+    except MemoryError:  # numpy's is a subclass; what was asked for is beyond this machine
+        say_error(f"{PROG}: error: out of memory (a damaged or outsized index or file?)")
         return 2
 
 

@@ -231,10 +231,19 @@ class Segment:
         )
 
 
-def _count(v: Any, label: str) -> int:
-    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-        raise CorruptFileError(f"{label}: {v!r} is not a count")
+def _count(v: Any, label: str, limit: int = 1 << 63) -> int:
+    """A non-negative integer below ``limit`` (by default: what an int64 holds)."""
+    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < limit:
+        raise CorruptFileError(f"{label}: {v!r} is not a count below {limit}")
     return v
+
+
+#: Fragment ids are below this: a zone key is ``fragment_id << 40 | zone_start`` (uint64).
+FRAGMENT_ID_LIMIT = 1 << 24
+
+
+def _fragment_id(v: Any, label: str) -> int:
+    return _count(v, label, FRAGMENT_ID_LIMIT)
 
 
 @dataclass(frozen=True)
@@ -342,8 +351,29 @@ class ColumnIndex:
             fpp=float(fpp),
             file_filters=bool(d["file_filters"]),
             segments=segments,
-            failed=tuple(_count(v, label) for v in d.get("failed", [])),
+            failed=tuple(_fragment_id(v, label) for v in d.get("failed", [])),
         )
+
+
+#: Zones of one column, all segments together: what one directory may hold at most
+#: (``serving.MAX_DIRECTORY`` at 26 bytes a zone, 41M: 335G rows of 8,192). A column's
+#: zones are in memory for a query, so a forged manifest must not multiply them.
+MAX_COLUMN_ZONES = (1 << 30) // 26
+
+
+def _check_objects(fragments: str | None, columns: dict[str, ColumnIndex], label: str) -> None:
+    """Every object is named once in a manifest (a directory listed in many segments
+    would multiply the memory of a query), and a column holds at most MAX_COLUMN_ZONES."""
+    names = [fragments] if fragments else []
+    for c in columns.values():
+        zones = sum(s.num_zones for s in c.segments)
+        if zones > MAX_COLUMN_ZONES:
+            raise CorruptFileError(
+                f"{label}: column {c.name} claims {zones:,} zones, over {MAX_COLUMN_ZONES:,}"
+            )
+        names += [n for s in c.segments for n in s.names]
+    if len(set(names)) != len(names):
+        raise CorruptFileError(f"{label}: an object is named twice")
 
 
 @dataclass(frozen=True)
@@ -410,6 +440,7 @@ class Manifest:
                 raise CorruptFileError(f"{label}: a column is filed under another name")
             if len({c.directory for c in columns.values()}) != len(columns):
                 raise CorruptFileError(f"{label}: two columns share a directory")
+            _check_objects(fragments, columns, label)
             if not isinstance(d["source"], dict):
                 raise CorruptFileError(f"{label}: the source is not an object")
             snapshot = d.get("snapshot")
@@ -421,12 +452,12 @@ class Manifest:
                 zoning=Zoning(**d["zoning"]),
                 schema=schema,
                 fragments=fragments,
-                next_fragment_id=_count(d["next_fragment_id"], label),
+                next_fragment_id=_count(d["next_fragment_id"], label, FRAGMENT_ID_LIMIT + 1),
                 columns=columns,
                 committed_at=str(d.get("committed_at", "")),
                 writer=str(d.get("writer", "")),
                 commit_id=str(d.get("commit_id", "")),
-                dropped=tuple(_count(v, label) for v in d.get("dropped", [])),
+                dropped=tuple(_fragment_id(v, label) for v in d.get("dropped", [])),
                 num_files=_count(d.get("num_files", 0), label),
                 num_rows=_count(d.get("num_rows", 0), label),
                 num_bytes=_count(d.get("num_bytes", 0), label),

@@ -26,12 +26,11 @@ import numpy as np
 import pyarrow as pa
 
 from bloomskip.index import partfile, serving, store
-from bloomskip.index.layout import ColumnIndex, Zoning, zone_metadata
+from bloomskip.index.layout import FRAGMENT_ID_LIMIT, ColumnIndex, Zoning, zone_metadata
 from bloomskip.index.storage import Storage
 from bloomskip.index.zones import FileZones, index_file
 from bloomskip.sources.base import Source, SourceFile
 
-_FID_LIMIT = 1 << 24
 _START_LIMIT = 1 << 40
 
 
@@ -99,7 +98,7 @@ def write_task(
 ) -> TaskResult:
     results = []
     for fz, fid in indexed:
-        if not 0 <= fid < _FID_LIMIT:
+        if not 0 <= fid < FRAGMENT_ID_LIMIT:
             raise ValueError(f"fragment id {fid} out of range")
         r = FileResult(fz.file, fid, fz.num_rows, fz.format, fz.error)
         for name, cz in fz.columns.items():

@@ -73,6 +73,9 @@ from bloomskip.sources import Source, SourceFile, from_json
 MAX_IN_FPP = 0.5
 #: Bytes of fragment-table row groups an open index keeps once read (and checked).
 FRAGMENT_CACHE_BYTES = 16 << 20
+#: Bytes a fragment table may take per file, at most: a row is a path (at most a few KiB)
+#: and a few numbers; a table larger than this for its manifest's files is damaged.
+FRAGMENT_ROW_BYTES = 8 << 10
 
 
 # --------------------------------------------------------------------------- the index
@@ -119,7 +122,9 @@ class ZoneIndex:
             if m.fragments is None:
                 self._fragments = FRAGMENT_SCHEMA.empty_table()
             else:
-                self._fragments = self.storage.read_table(m.fragments)
+                # (older manifests do not say how many files: then no bound)
+                limit = FRAGMENT_ROW_BYTES * m.num_files + (1 << 20) if m.num_files else None
+                self._fragments = self.storage.read_table(m.fragments, max_bytes=limit)
         return self._fragments
 
     def fragments_by_path(self) -> dict[str, dict[str, Any]]:

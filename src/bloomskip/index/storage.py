@@ -152,9 +152,18 @@ class Storage(ABC):
         self.write(rel, memoryview(buf))
         return buf.size
 
-    def read_table(self, rel: str, columns: list[str] | None = None) -> pa.Table:
+    def read_table(
+        self, rel: str, columns: list[str] | None = None, *, max_bytes: int | None = None
+    ) -> pa.Table:
         """A whole Parquet table, its checksums and columns checked; CorruptFileError if
-        it is missing, unreadable or damaged."""
+        it is missing, unreadable, damaged or (``max_bytes``) larger than it can be."""
+        if max_bytes is not None:
+            size = self.size(rel)
+            if size is not None and size > max_bytes:
+                raise CorruptFileError(
+                    f"{self.label(rel)}: {size:,} bytes, more than the index's table can "
+                    f"hold ({max_bytes:,}); damaged"
+                )
         try:
             data = self.read(rel)
         except FileNotFoundError:

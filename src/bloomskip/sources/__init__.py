@@ -20,6 +20,7 @@ import os
 from collections.abc import Sequence
 
 from bloomskip.errors import BloomskipError, CorruptFileError, SourceError
+from bloomskip.objstore import first_line
 from bloomskip.sources.base import IndexRead, Source, SourceFile
 from bloomskip.sources.files import FileSource
 
@@ -63,6 +64,12 @@ def from_json(data: dict) -> Source:
         if isinstance(e, BloomskipError):
             raise
         raise CorruptFileError(f"the index's source is malformed: {e!r}") from None
+    except OSError as e:  # pyarrow cannot make its file system (hdfs without a JVM, ...)
+        if isinstance(e, BloomskipError):
+            raise
+        raise SourceError(
+            f"the index's source {data.get('uri')!r} cannot be opened: {first_line(e)[:300]}"
+        ) from None
 
 
 __all__ = ["DATASETS", "FileSource", "IndexRead", "Source", "SourceFile", "from_json", "resolve"]
