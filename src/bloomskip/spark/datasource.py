@@ -53,7 +53,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -82,7 +82,7 @@ from bloomskip.expr.expressions import (
 from bloomskip.index.results import unknown_rows_text
 from bloomskip.index.rows import RowFilter
 from bloomskip.spark import tables
-from bloomskip.spark.readfile import merge_ranges, read_file
+from bloomskip.spark.readfile import merge_ranges, partition_values, read_file
 from bloomskip.spark.types import lossless, match_column, spark_schema, spark_type
 
 log = logging.getLogger(__name__)
@@ -147,6 +147,9 @@ class FilePartition(sds.InputPartition):
     mtime_ns: int | None = None
     etag: str | None = None
     keep: RowFilter | None = None
+    #: Its ``key=value`` directories under the path read (what a declared column the file
+    #: lacks takes, as Spark's reader gives hive-style partition columns).
+    values: tuple[tuple[str, str | None], ...] = ()
 
 
 # --------------------------------------------------------------------------- source
@@ -314,11 +317,21 @@ class BloomskipReader(sds.DataSourceReader):
     def partitions(self) -> list[sds.InputPartition]:
         t0 = time.perf_counter()
         parts, report = self.plan()
+        if parts and isinstance(parts[0], FilePartition):
+            roots = self._roots()
+            parts = [replace(p, values=partition_values(p.path, roots)) for p in parts]
         report["seconds"] = round(time.perf_counter() - t0, 6)
         log.info(_summary(report))
         if self.report:
             _write_json(self.report, report)
         return parts
+
+    def _roots(self) -> list[str]:
+        """The directories read (the path loaded, or the index's source), as URIs."""
+        from bloomskip.sources import resolve
+
+        src = resolve(self.path) if self.path is not None else self._index().source
+        return [src.uri_of(r) for r in src.paths]
 
     def plan(self) -> tuple[list[FilePartition], dict[str, Any]]:
         """The partitions to read and the skip report."""
@@ -483,7 +496,7 @@ class BloomskipReader(sds.DataSourceReader):
             return
         p = partition
         identity = None if p.size is None else (p.size, p.mtime_ns, p.etag)
-        yield from read_file(p.path, p.zones, identity, self.schema, p.keep)
+        yield from read_file(p.path, p.zones, identity, self.schema, p.keep, p.values)
 
 
 def _is_table(path: str) -> bool:

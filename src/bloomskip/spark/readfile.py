@@ -44,14 +44,40 @@ def read_file(
     identity: tuple[int, int, str | None] | None,
     schema: st.StructType,
     keep: RowKeeper | None = None,
+    values: Sequence[tuple[str, str | None]] = (),
 ) -> Iterator[pa.RecordBatch]:
     """The rows of the file ``uri`` inside ``zones`` ((start, length) row ranges; None:
     every row), as batches of ``schema``; with ``keep``, only those it may want.
     ``identity`` is the file's (size, mtime_ns, etag) when indexed: if it changed, every
-    row is read."""
+    row is read. ``values``: the file's partition values (:func:`partition_values`),
+    which a declared column the file lacks takes."""
     target = spark_arrow_schema(schema)
     for table, columns in read_tables(uri, zones, identity, target.names, keep):
-        yield conform(table, target, columns, uri)
+        yield conform(table, target, columns, uri, values)
+
+
+#: How a partition directory names a null value (Hive's, and Spark's).
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def partition_values(uri: str, roots: Sequence[str]) -> tuple[tuple[str, str | None], ...]:
+    """The ``key=value`` directories between the root that holds ``uri`` and the file, as
+    Spark's reader discovers partitions under the path it loads: ``(key, value)`` each,
+    the value %-unescaped, None for :data:`HIVE_NULL`."""
+    from urllib.parse import unquote
+
+    for root in roots:
+        base = root.rstrip("/") + "/"
+        if not uri.startswith(base):
+            continue
+        out = []
+        for part in uri[len(base) :].split("/")[:-1]:
+            key, eq, value = part.partition("=")
+            if eq and key:
+                v = unquote(value)
+                out.append((unquote(key), None if v == HIVE_NULL else v))
+        return tuple(out)
+    return ()
 
 
 def file_identity(uri: str) -> tuple[int, int, str | None] | None:
@@ -139,20 +165,47 @@ def read_tables(
 
 
 def conform(
-    table: pa.Table, target: pa.Schema, columns: dict[str, str | None], label: str
+    table: pa.Table,
+    target: pa.Schema,
+    columns: dict[str, str | None],
+    label: str,
+    values: Sequence[tuple[str, str | None]] = (),
 ) -> pa.RecordBatch:
-    """``table`` as one batch of exactly ``target`` (Spark checks types and widths)."""
+    """``table`` as one batch of exactly ``target`` (Spark checks types and widths); a
+    column the file lacks is its partition value (``values``), else nulls."""
     table = table.combine_chunks()
     arrays = []
+    keys = [k for k, _ in values]
     for f in target:
         name = columns[f.name]
-        if name is None:  # a file without the column: nulls, as Spark reads it
-            arrays.append(pa.nulls(table.num_rows, f.type))
+        if name is None:  # a file without the column: its directory's value, or nulls
+            key = match_column(f.name, keys)
+            value = None if key is None else dict(values)[key]
+            arrays.append(_partition_column(value, f, table.num_rows, label))
             continue
         col = table.column(name)
         arr = col.chunk(0) if col.num_chunks == 1 else pa.concat_arrays(col.chunks)
         arrays.append(_cast(arr, f.type, f"{label}: column {name!r}"))
     return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _partition_column(value: str | None, f: pa.Field, n: int, label: str) -> pa.Array:
+    """``n`` rows of a partition ``value`` as the declared type (Spark casts the
+    directory's text to it); a value that does not convert is an error, not a null."""
+    if value is None:
+        return pa.nulls(n, f.type)
+    if pa.types.is_timestamp(f.type):  # Spark reads it in the session's time zone
+        raise UnsupportedTypeError(
+            f"{label}: partition column {f.name!r} declared as a timestamp; declare it as a "
+            "string (its directory's text), or read the lake with spark.read.parquet"
+        )
+    try:
+        one = pa.array([value], pa.string()).cast(f.type)
+    except (pa.ArrowException, ValueError) as e:
+        raise UnsupportedTypeError(
+            f"{label}: partition value {f.name}={value!r} is not a {f.type}: {e}"
+        ) from None
+    return pa.repeat(one[0], n) if n else pa.array([], f.type)
 
 
 def _cast(arr: pa.Array, t: pa.DataType, what: str) -> pa.Array:
@@ -171,6 +224,7 @@ __all__ = [
     "conform",
     "file_identity",
     "merge_ranges",
+    "partition_values",
     "read_file",
     "read_tables",
     "spark_arrow_schema",
