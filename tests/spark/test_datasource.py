@@ -290,6 +290,23 @@ def test_missing_index_option_is_a_typed_error(ds, lake):
         ds.read.format("bloomskip").load(lake[0]).collect()
 
 
+def test_a_misspelt_option_or_a_version_of_a_plain_lake_is_refused(ds, lake):
+    """Found (Spark walkthrough): option("reprot", ...) and .load([a, b]) were ignored
+    (no report; the index's whole source read instead of the two paths), and asOf on a
+    lake of files silently read the latest files."""
+    root, idx = lake
+    with pytest.raises(Exception, match="has no option 'reprot'"):
+        ds.read.format("bloomskip").option("index", idx).option("reprot", "/tmp/r").load(root)
+    with pytest.raises(Exception, match="has no option 'paths'"):
+        ds.read.format("bloomskip").option("index", idx).load([root, root])
+    with pytest.raises(Exception, match="option asOf reads a Delta or Iceberg table"):
+        ds.read.format("bloomskip").option("index", idx).option("asOf", 1).load(root).where(
+            "k = 3"
+        ).collect()
+    opts = {"index": idx, "Report": "/tmp/r", "asOF": "1", "catalog.URI": "x"}
+    assert BloomskipDataSource({k: v for k, v in opts.items() if v}).index == idx
+
+
 # --------------------------------------------------------- property: always as Spark
 
 _VALUES = {

@@ -156,6 +156,11 @@ class FilePartition(sds.InputPartition):
 # --------------------------------------------------------------------------- source
 
 
+#: The options the data source takes (lower case: Spark's are case-insensitive), and
+#: ``catalog.<property>``.
+OPTIONS = frozenset({"index", "path", "report", "asof"})
+
+
 class BloomskipDataSource(sds.DataSource):
     """``spark.read.format("bloomskip").option("index", IDX).load(SOURCE)``.
 
@@ -171,6 +176,17 @@ class BloomskipDataSource(sds.DataSource):
             raise InvalidParameterError(
                 'the bloomskip data source needs option("index", <zone index directory>); '
                 "build one with bloomskip.index.build(source, columns, index)"
+            )
+        unknown = sorted(
+            str(k)
+            for k in options
+            if str(k).lower() not in OPTIONS and not str(k).lower().startswith("catalog.")
+        )
+        if unknown:  # a misspelt option must not silently read something else
+            raise InvalidParameterError(
+                f"the bloomskip data source has no option {', '.join(map(repr, unknown))} "
+                "(it takes index, path - one, from .load(path) - report, asOf and "
+                "catalog.<property>)"
             )
         self.index = str(index)
         self.path = options.get("path") or None
@@ -369,6 +385,11 @@ class BloomskipReader(sds.DataSourceReader):
             _refuse_lance(_source_kind(zi.manifest), self.index)
             if _source_kind(zi.manifest) in tables.TABLE_KINDS:
                 return self._plan_table(zi, report)
+            if tables.as_of_option(self.options) is not None:  # never the latest instead
+                raise InvalidParameterError(
+                    f"option asOf reads a Delta or Iceberg table as of a version; "
+                    f"{self.index} indexes a lake of files, which has no versions"
+                )
             try:
                 res = zi.query(self.predicate)
                 same = self.path is None or _same_source(self.path, zi.source)
