@@ -147,6 +147,35 @@ def test_schema_evolution_renamed_and_added_columns(history):
     _check(tbl, idx, latest, "label IN ('k1', 'k30') OR extra = 7")
 
 
+def test_two_indexed_columns_that_swap_names_are_followed_by_field_id(tmp_path):
+    """Found (review): after ``a`` and ``b`` swapped names, ``a = v`` was answered from
+    the index's ``a`` - the other column - and missed the files holding ``v`` (a false
+    negative), and a refresh indexed the new files' columns under the swapped names."""
+    catalog = iceberg_catalog(tmp_path, "swap")
+    first = pa.table({"a": pa.array(range(0, 300), pa.int64()),
+                      "b": pa.array(range(5000, 5300), pa.int64())})  # fmt: skip
+    tbl = catalog.create_table("ns.t", schema=first.schema)
+    tbl.append(first)
+    idx = str(tmp_path / "swap.idx")
+    index.build("iceberg://swap/ns.t", ["a", "b"], idx, zone_rows=50)
+    for old, new in (("a", "tmp"), ("b", "a"), ("tmp", "b")):
+        with tbl.update_schema() as upd:
+            upd.rename_column(old, new)
+    tbl = catalog.load_table("ns.t")
+    more = pa.table({"b": pa.array([7, 8], pa.int64()), "a": pa.array([9000, 9001], pa.int64())})
+    tbl.append(more.select([f.name for f in tbl.schema().as_arrow()]))
+    tbl = catalog.load_table("ns.t")
+    wheres = ["a = 5001", "b = 3", "a = 3", "b = 5001", "a IN (9000, 5299)", "b = 8"]
+    for refreshed in (False, True):
+        for where in wheres:
+            got, res = rows_via_index(idx, where)
+            assert canonical(got) == canonical(matching(iceberg_rows(tbl), where)), where
+        if not refreshed:
+            assert index.refresh(idx).files_indexed == 1
+    res = index.open(idx).query("a = 5001")  # the first file, by the zone holding it
+    assert [f.zones for f in res.files] == [[(0, 50)]]
+
+
 def test_a_static_metadata_file(history, tmp_path):
     tbl, _, _, snaps = history
     idx = str(tmp_path / "static.idx")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 
 from bloomskip.expr.bind import Column, bind
 from bloomskip.expr.expressions import Expression
@@ -63,8 +64,11 @@ def compare(zi: ZoneIndex, src: Source, predicate: str | Expression) -> Listed:
     ``predicate`` to the columns as they are now."""
     files = store.inside(zi.storage, src, src.list())
     snapshot = src.snapshot()
-    schema, aliases = _binding(zi, src, files) if snapshot is not None else (zi.schema(), {})
-    columns = {**zi.columns, **{new: zi.columns[old] for new, old in aliases.items()}}
+    schema, aliases, taken = (
+        _binding(zi, src, files) if snapshot is not None else (zi.schema(), {}, set())
+    )
+    columns = {n: c for n, c in zi.columns.items() if n not in taken}
+    columns.update({new: zi.columns[old] for new, old in aliases.items()})
     bound = bind(predicate, schema)
     part = src.partition_values(files) if snapshot is not None else {}
     types = {n: c.type for n, c in schema.items() if c.type is not None}
@@ -103,29 +107,47 @@ def compare(zi: ZoneIndex, src: Source, predicate: str | Expression) -> Listed:
     return out
 
 
+def table_names(then: pa.Schema, now: pa.Schema) -> tuple[dict[str, str], set[str]]:
+    """A table's columns, indexed as ``then``, read as ``now``, matched by the table
+    column each field is (:data:`COLUMN_KEY`: field id, physical name): the names now
+    that the index knows by another name (renamed, or swapped), and the index's names
+    that now name another column (swapped, or dropped and reused) - never to be answered
+    for by the index's column of that name."""
+
+    def key(f: pa.Field) -> bytes | None:
+        return (f.metadata or {}).get(COLUMN_KEY)
+
+    old_name = {key(f): f.name for f in then if key(f) is not None}
+    old_key = {f.name: key(f) for f in then}
+    renamed, taken = {}, set()
+    for f in now:
+        k = key(f)
+        if k is not None and old_name.get(k, f.name) != f.name:
+            renamed[f.name] = old_name[k]
+        if old_key.get(f.name) is not None and old_key[f.name] != k:
+            taken.add(f.name)
+    return renamed, taken
+
+
 def _binding(
     zi: ZoneIndex, src: Source, files: list[SourceFile]
-) -> tuple[dict[str, Column], dict[str, str]]:
-    """The binding schema, plus a table snapshot's columns the index's schema lacks
-    (added since indexing: may match), and the indexed columns renamed since (new name
-    -> indexed name, matched by field id or physical name)."""
-    schema = zi.schema()
-    indexed = {
-        (f.metadata or {}).get(COLUMN_KEY): f.name
-        for f in zi.manifest.schema
-        if f.name in zi.columns and (f.metadata or {}).get(COLUMN_KEY) is not None
-    }
+) -> tuple[dict[str, Column], dict[str, str], set[str]]:
+    """The binding schema: the snapshot's columns, an indexed one (matched by field id
+    or physical name) with its indexed type, the others with their own (added since
+    indexing: may match); the indexed columns' names now -> indexed names where they
+    differ; and the indexed names that now name another column."""
+    now = src.arrow_schema(files)
+    renamed, taken = table_names(zi.manifest.schema, now)
+    schema = {n: c for n, c in zi.schema().items() if n not in taken}
     aliases = {}
-    for f in src.arrow_schema(files):
-        if f.name in schema:
-            continue
-        old = indexed.get((f.metadata or {}).get(COLUMN_KEY))
-        if old is not None:
+    for f in now:
+        old = renamed.get(f.name)
+        if old is not None and old in zi.columns:
             aliases[f.name] = old
             schema[f.name] = Column(zi.columns[old].arrow_type, f.name)
-        else:
+        elif f.name not in schema:
             schema[f.name] = Column(f.type, f.name)
-    return schema, aliases
+    return schema, aliases, taken
 
 
-__all__ = ["Listed", "compare"]
+__all__ = ["Listed", "compare", "table_names"]

@@ -79,7 +79,7 @@ from bloomskip.expr.expressions import (
     Reference,
     literal,
 )
-from bloomskip.index.listing import COLUMN_KEY
+from bloomskip.index.listing import table_names
 from bloomskip.index.results import unknown_rows_text
 from bloomskip.index.rows import RowFilter
 from bloomskip.spark import tables
@@ -296,10 +296,14 @@ class BloomskipReader(sds.DataSourceReader):
         zi = self._index()
         fields = {f.name: f.type for f in zi.manifest.schema}
         table = _source_kind(zi.manifest) in tables.TABLE_KINDS
-        renamed = self._renamed(zi) if table else {}  # a table's name now -> indexed name
+        renamed, taken = (
+            table_names(zi.manifest.schema, tables.arrow_schema(zi.manifest.source, self.options))
+            if table
+            else ({}, set())
+        )  # a table's names now -> indexed names; indexed names now another column's
         out = {}
         for f in self.schema.fields:
-            name = match_column(f.name, [*fields, *renamed])
+            name = match_column(f.name, [*(n for n in fields if n not in taken), *renamed])
             indexed = renamed.get(name, name)
             if name is None or (indexed not in zi.columns and not table):
                 continue
@@ -312,20 +316,6 @@ class BloomskipReader(sds.DataSourceReader):
             if f.dataType == natural and lossless(t) and (col is None or lossless(col.arrow_type)):
                 out[f.name] = name  # the query binds a renamed column by its name now
         return out
-
-    def _renamed(self, zi) -> dict[str, str]:
-        """A table's columns renamed since indexing: name now -> the manifest's, matched
-        by the table column each field is (field id, physical name)."""
-        key = COLUMN_KEY
-        then = {(f.metadata or {}).get(key): f.name for f in zi.manifest.schema}
-        then.pop(None, None)
-        now = tables.arrow_schema(zi.manifest.source, self.options)
-        names = {f.name for f in zi.manifest.schema}
-        return {
-            f.name: then[k]
-            for f in now
-            if f.name not in names and (k := (f.metadata or {}).get(key)) in then
-        }
 
     def pushFilters(self, filters: list[sds.Filter]) -> Iterator[sds.Filter]:
         """Remember the filters bloomskip answers; yield every filter back (a Bloom

@@ -157,7 +157,9 @@ class TableSource(DatasetSource):
         # Pickled into Spark tasks: the snapshot travels (files, columns), the library's
         # open table objects and the lock do not.
         state = dict(self.__dict__)
-        kept = {k: v for k, v in self._state.items() if k in ("snapshot", "files", "aliases")}
+        kept = {
+            k: v for k, v in self._state.items() if k in ("snapshot", "files", "aliases", "gone")
+        }
         state["_state"] = kept
         return state
 
@@ -205,25 +207,36 @@ class TableSource(DatasetSource):
         return pa.schema(fields)
 
     def following(self, schema: pa.Schema) -> TableSource:
+        """Read the columns of ``schema`` (an index's) as the table columns they were,
+        matched by field id or physical name, whatever their names now: renamed, or two
+        names swapped. A column whose name now belongs to another one (its own was
+        dropped) is not read under that name."""
         snap = self.loaded()
         by_key = {c.key: c.name for c in snap.columns.values() if c.key is not None}
-        aliases = {}
+        aliases, gone = {}, set()
         for f in schema:
             key = (f.metadata or {}).get(COLUMN_KEY)
-            if f.name not in snap.columns and key in by_key:
-                aliases[f.name] = by_key[key]
-        if aliases:
-            self._state["aliases"] = aliases
+            if key is None:
+                continue
+            now = by_key.get(key)
+            if now is None:
+                if f.name in snap.columns:
+                    gone.add(f.name)
+            elif now != f.name:
+                aliases[f.name] = now
+        self._state["aliases"], self._state["gone"] = aliases, gone
         return self
 
     def _column(self, name: str) -> TableColumn | None:
-        """The snapshot's column ``name``, or the one an index knew as ``name``."""
+        """The snapshot's column an index knew as ``name`` (:meth:`following`), or the
+        snapshot's column ``name``."""
         snap = self.loaded()
-        col = snap.columns.get(name)
-        if col is None:
-            alias = (self._state.get("aliases") or {}).get(name)
-            col = None if alias is None else snap.columns.get(alias)
-        return col
+        alias = (self._state.get("aliases") or {}).get(name)
+        if alias is not None:
+            return snap.columns.get(alias)
+        if name in (self._state.get("gone") or ()):
+            return None
+        return snap.columns.get(name)
 
     def uri_of(self, path: str) -> str:
         prefix = self._state.get("uri_prefix")
