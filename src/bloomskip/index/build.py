@@ -285,8 +285,8 @@ def _update(
             zoning = base.zoning
         elif not overwrite:  # build: the version we commit on may be another writer's
             _check_compatible(base, storage, src, zoning, names, settings)
-        if attempt == 0:
-            store.check_claim(storage)  # a lake, a user's files: refused before any listing
+        if attempt == 0:  # a lake, a user's files: refused before any listing
+            claimed = store.check_claim(storage)
         listing = store.inside(storage, src, src.list())
         schema = base.schema if base is not None else src.arrow_schema(listing)
         src = src.following(schema)  # a table's columns renamed since: by field id
@@ -295,7 +295,7 @@ def _update(
             if n not in columns:
                 columns[n] = _new_column(n, len(columns), schema, src, listing, settings)
         if attempt == 0:
-            store.claim(storage)  # an empty root becomes an index; anything else is refused
+            store.claim(storage, claimed)  # an empty root becomes an index
         old = _fragments(storage, base)
         next_id = base.next_fragment_id if base is not None else 0
         new_cols = tuple(n for n in columns if base is None or n not in base.columns)

@@ -77,11 +77,13 @@ def is_index(storage: Storage) -> bool:
     return storage.size(MARKER) is not None or bool(versions(storage))
 
 
-def claim(storage: Storage) -> None:
+def claim(storage: Storage, checked: bool | None = None) -> None:
     """Make the root an index root: the marker is written into an empty root; a root that
     holds anything else is refused (:func:`check_claim`), so nothing bloomskip did not
-    write is ever at risk."""
-    if not check_claim(storage) or storage.size(MARKER) is None:
+    write is ever at risk. ``checked``: what :func:`check_claim` answered already (its
+    requests are not made again; the marker's create is conditional all the same)."""
+    is_index = check_claim(storage) if checked is None else checked
+    if not is_index or storage.size(MARKER) is None:
         storage.create(MARKER, _marker())
 
 
