@@ -247,9 +247,12 @@ def test_command_line_with_a_catalog_from_the_environment(history, tmp_path):
     )
     idx = str(tmp_path / "env.idx")
     script = (  # one process, two commands: bloomskip's import and kernels load once
-        "import sys\nfrom bloomskip.cli import main\n"
+        "import os, sys\nfrom bloomskip.cli import main\n"
         f"main(['index', 'build', 'iceberg://hist/ns.events', {idx!r}, '-c', 'id', '--json'])\n"
-        f"sys.exit(main(['index', 'query', {idx!r}, 'id = 5', '--as-of', '{snaps[0]}', '--json']))"
+        f"code = main(['index', 'query', {idx!r}, 'id = 5', '--as-of', '{snaps[0]}', '--json'])\n"
+        # as the bloomskip executable exits (cli.run): pyarrow's thread pools can abort a
+        # finished process at interpreter teardown (apache/arrow#34314)
+        "sys.stdout.flush()\nos._exit(code)"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
