@@ -72,6 +72,12 @@ class UnsupportedFileError(BloomskipError, ValueError):
     """A valid file that uses a feature bloomskip does not handle yet (e.g. encryption)."""
 
 
+class NotDataFileError(UnsupportedFileError):
+    """A file that is no Parquet or ORC file at all: neither its first nor its last bytes
+    are a format's magic, so no Parquet or ORC reader reads a row of it (a lake's
+    ``README``, a stray CSV)."""
+
+
 class PredicateError(BloomskipError, ValueError):
     """A predicate that cannot be parsed, or that names a column the data does not have."""
 

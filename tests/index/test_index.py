@@ -55,7 +55,6 @@ def lake(tmp_path):
     for i in range(4):
         pq.write_table(_table(i), d / f"part-{i}.parquet", row_group_size=1000)
     (d / "_SUCCESS").write_text("")
-    (d / "notes.txt").write_text("not data")
     return d
 
 
@@ -745,12 +744,13 @@ def test_refreshes_compaction_and_a_format_1_segment_keep_every_filter(lake, tmp
         assert str(f) in ix.query(f"uid = '{uid}'").paths
 
 
-def test_a_listing_keeps_exactly_the_data_files_outside_hidden_directories(tmp_path):
-    """The listing against pyarrow's own recursive listing, filtered by the rules: no
-    part of the path starting with ``_`` or ``.``, a data file's extension or none."""
+def test_a_listing_keeps_every_file_outside_hidden_directories_as_spark_does(tmp_path):
+    """The listing against pyarrow's own recursive listing, filtered by Spark's rule: no
+    part of the path starting with ``_`` or ``.``; any name (Spark reads
+    ``events-2024.01.02`` and ``x.parquet.1`` as Parquet: the build tells data by its
+    bytes)."""
     import pyarrow.fs as pafs
 
-    from bloomskip.formats import EXTENSIONS
     from bloomskip.sources import resolve
 
     root = tmp_path / "lake"
@@ -758,7 +758,7 @@ def test_a_listing_keeps_exactly_the_data_files_outside_hidden_directories(tmp_p
         "a.parquet", "B.PARQUET", "noext", "c.orc", "d.b.orc", "e.txt", ".f.parquet",
         "_g.parquet", "h.", "..i", "p=1/q=2/j.parquet", "p=1/q=2/_SUCCESS", "p=1/.k.parq",
         ".hid/l.parquet", "_tmp/m.parquet", "_manifests/n.parquet", "p=2/_x/o.pq",
-        "p=2/y.pq", "p=2/z.Parq", "p=3/.crc/q.parquet",
+        "p=2/y.pq", "p=2/z.Parq", "p=3/.crc/q.parquet", "events-2024.01.02", "r.parquet.1",
     ]  # fmt: skip
     for n in names:
         (root / n).parent.mkdir(parents=True, exist_ok=True)
@@ -767,16 +767,46 @@ def test_a_listing_keeps_exactly_the_data_files_outside_hidden_directories(tmp_p
     want = set()
     for i in infos:
         rel = os.path.relpath(i.path, root)
-        ext = os.path.splitext(i.base_name)[1].lower()
         hidden = any(p.startswith(("_", ".")) for p in rel.split(os.sep))
-        if (
-            i.type == pafs.FileType.File
-            and not hidden
-            and (ext == "" or i.base_name.lower().endswith(EXTENSIONS))
-        ):
+        if i.type == pafs.FileType.File and not hidden:
             want.add(rel)
     got = {os.path.relpath(f.path, root) for f in resolve(str(root)).list()}
-    assert got == want and "p=1/q=2/j.parquet" in got and "noext" in got
+    assert got == want and {"p=1/q=2/j.parquet", "noext", "e.txt", "r.parquet.1"} <= got
+
+
+def test_files_of_any_name_are_indexed_by_their_bytes_and_others_hold_no_rows(tmp_path):
+    """Spark's reader reads every file a listing keeps, whatever its name: a Parquet file
+    named ``events-2024.01.02`` must be indexed (it was skipped by its extension - a
+    false negative). A file neither of whose ends is a format's magic holds no rows for
+    any reader: indexed as such, never a candidate while unchanged, and said so. One
+    whose footer is Parquet's but not its first bytes is not indexed: read in full."""
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    t = pa.table({"k": pa.array(range(10), pa.int64())})
+    pq.write_table(t, lake / "events-2024.01.02")
+    pq.write_table(t.slice(0, 3), lake / "part-1.snappy.parquet.1")
+    orc.write_table(t, str(lake / "x.orcfile"))
+    (lake / "notes.txt").write_text("not data")
+    (lake / "zero").write_bytes(b"")
+    raw = (lake / "events-2024.01.02").read_bytes()
+    (lake / "headless.bin").write_bytes(b"XXXX" + raw[4:])
+    rep = index.build(lake, ["k"], tmp_path / "idx", zone_rows=5)
+    assert [os.path.basename(p) for p, _ in rep.failed] == ["headless.bin"]
+    assert rep.to_json()["files_not_data"] == 2
+    ix = index.open(tmp_path / "idx")
+    for check in (True, False):
+        res = ix.query("k = 1", check_source=check)
+        got = {os.path.basename(f.path): f.zones for f in res.files}
+        assert got["events-2024.01.02"] == [(0, 5)] and got["part-1.snappy.parquet.1"] == [(0, 3)]
+        assert got["x.orcfile"] == [(0, 5)]
+        assert "notes.txt" not in got and "zero" not in got
+        if check:  # a file that failed is read in full
+            skipped = {os.path.basename(p): why for p, why in res.skipped}
+            assert skipped["notes.txt"] == skipped["zero"] == "not a Parquet or ORC file"
+            assert got["headless.bin"] is None
+    (lake / "notes.txt").write_bytes(raw)  # now data: a checked query reads it in full
+    res = ix.query("k = 1")
+    assert {os.path.basename(f.path): f.zones for f in res.files}["notes.txt"] is None
 
 
 @given(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any, BinaryIO
 
-from bloomskip.errors import UnsupportedFileError
+from bloomskip.errors import NotDataFileError, UnsupportedFileError
 from bloomskip.formats.base import FileFormat, FileReader
 from bloomskip.formats.orc import OrcFormat
 from bloomskip.formats.parquet import ParquetFormat
@@ -24,8 +24,6 @@ from bloomskip.localfiles import open_regular
 
 #: Every format, in the order files are tested.
 FORMATS: tuple[FileFormat, ...] = (ParquetFormat(), OrcFormat())
-#: Extensions a lake listing keeps (files without an extension are kept too).
-EXTENSIONS: tuple[str, ...] = tuple(e for f in FORMATS for e in f.extensions)
 
 
 def by_name(name: str) -> FileFormat:
@@ -54,10 +52,25 @@ def of_path(path: str | os.PathLike) -> FileFormat:
 
 
 def open_reader(fh: BinaryIO, label: str) -> FileReader:
-    """A reader over the open file ``fh``, whatever its format."""
+    """A reader over the open file ``fh``, whatever its format; for a file that is none
+    (:func:`is_data`), :class:`~bloomskip.errors.NotDataFileError`."""
     head = fh.read(4)
+    try:
+        fmt = detect(head, label)
+    except UnsupportedFileError as e:
+        fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4))
+        if not is_data(head, fh.read(4)):
+            raise NotDataFileError(f"{e} - not a data file") from None
+        raise
     fh.seek(0)
-    return detect(head, label).reader(fh, label)
+    return fmt.reader(fh, label)
+
+
+def is_data(head: bytes, tail: bytes) -> bool:
+    """Could a file of these first and last 4 bytes be a Parquet or ORC file to a reader?
+    Readers check the magic at the end (Parquet's footer, ORC's postscript), some never
+    the first bytes, so a file is data unless neither end is a format's magic."""
+    return any(f.sniff(head) or f.sniff_tail(tail) for f in FORMATS)
 
 
 def options_for(fmt: FileFormat, **options: Any) -> dict[str, Any]:
@@ -72,12 +85,12 @@ def _names() -> str:
 
 
 __all__ = [
-    "EXTENSIONS",
     "FORMATS",
     "FileFormat",
     "FileReader",
     "by_name",
     "detect",
+    "is_data",
     "of_path",
     "open_reader",
     "options_for",

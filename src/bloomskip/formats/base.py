@@ -55,8 +55,10 @@ class FileFormat(ABC):
     """A file format: recognised by its first bytes, read through :class:`FileReader`."""
 
     name: ClassVar[str]
-    #: File name extensions a lake's listing keeps for this format (lower case).
-    extensions: ClassVar[tuple[str, ...]]
+
+    @abstractmethod
+    def sniff_tail(self, tail: bytes) -> bool:
+        """Do a file's last 4 bytes end it as this format does?"""
 
     @abstractmethod
     def sniff(self, head: bytes) -> bool:

@@ -40,7 +40,6 @@ class OrcReader(FileReader):
 
 class OrcFormat(FileFormat):
     name = "orc"
-    extensions = (".orc",)
 
     prune_module = "bloomskip.orc.prune"
     inspect_function = "bloomskip.orc.inspect:inspect_orc"
@@ -48,6 +47,9 @@ class OrcFormat(FileFormat):
 
     def sniff(self, head: bytes) -> bool:
         return head[:3] == b"ORC"
+
+    def sniff_tail(self, tail: bytes) -> bool:
+        return tail[-4:-1] == b"ORC"  # the postscript's magic, before its length byte
 
     def reader(self, fh: BinaryIO, label: str) -> FileReader:
         return OrcReader(fh, label)

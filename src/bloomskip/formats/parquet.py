@@ -48,7 +48,6 @@ class ParquetReader(FileReader):
 
 class ParquetFormat(FileFormat):
     name = "parquet"
-    extensions = (".parquet", ".parq", ".pq")
     options = frozenset({"decryption"})
 
     prune_module = "bloomskip.parquet.prune"
@@ -57,6 +56,9 @@ class ParquetFormat(FileFormat):
 
     def sniff(self, head: bytes) -> bool:
         return head[:4] in (b"PAR1", b"PARE")
+
+    def sniff_tail(self, tail: bytes) -> bool:
+        return tail[-4:] in (b"PAR1", b"PARE")  # the footer's magic
 
     def reader(self, fh: BinaryIO, label: str) -> FileReader:
         return ParquetReader(fh, label)

@@ -51,6 +51,7 @@ from bloomskip.index.layout import (
     DEFAULT_ZONE_ROWS,
     FRAGMENT_GROUP_ROWS,
     FRAGMENT_SCHEMA,
+    NOT_DATA,
     SIZINGS,
     ColumnIndex,
     Manifest,
@@ -86,6 +87,8 @@ class BuildReport:
     files_indexed: int = 0
     files_unchanged: int = 0
     files_dropped: int = 0
+    #: Of the files indexed, those that are no Parquet or ORC file (no rows).
+    files_not_data: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     zones_written: int = 0
     bytes_written: int = 0
@@ -103,6 +106,10 @@ class BuildReport:
             del d["snapshot"]
         return d
 
+    def _not_data(self) -> str:
+        n = self.files_not_data
+        return f" ({n} of those indexed not Parquet or ORC: no rows)" if n else ""
+
     def to_text(self) -> str:
         """What ``bloomskip index build`` and ``refresh`` print: counts, then failures."""
         at = "" if self.snapshot is None else f", {snapshot_text(self.snapshot)}"
@@ -111,7 +118,7 @@ class BuildReport:
             f"{self.index}: version {self.version}{kept}{at}, columns {', '.join(self.columns)}",
             f"  {self.files_listed} files listed: {self.files_indexed} indexed, "
             f"{self.files_unchanged} unchanged, {self.files_dropped} dropped, "
-            f"{len(self.failed)} not indexed",
+            f"{len(self.failed)} not indexed{self._not_data()}",
             f"  {self.zones_written:,} zones, {self.bytes_written:,} B written in "
             f"{self.seconds:.2f} s",
         ]

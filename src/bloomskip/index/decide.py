@@ -21,7 +21,7 @@ from bloomskip.index.known import prune as prune_known
 from bloomskip.index.layout import (
     ColumnIndex,
 )
-from bloomskip.index.results import FileCandidate, QueryResult
+from bloomskip.index.results import EMPTY, FileCandidate, QueryResult
 from bloomskip.index.zonedata import KEY_SHIFT, ColumnData
 from bloomskip.prune.engine import Pruner
 from bloomskip.prune.evidence import ColumnEvidence, Proof
@@ -232,7 +232,7 @@ def evaluate(
             continue
         zones, why = decided.candidates[fid]
         if zones is None and r["num_rows"] == 0:
-            res.skipped.append((path, "empty file"))
+            res.skipped.append((path, EMPTY))
             continue
         res.files.append(FileCandidate(path, why, r["num_rows"], zones, fid))
     res.zones_total, res.zones_candidate = decided.zones_total, decided.zones_candidate

@@ -133,6 +133,9 @@ FRAGMENT_SCHEMA = pa.schema(
         pa.field("etag", pa.string(), nullable=True),
     ]
 )
+#: The ``format`` of a fragment that is no Parquet or ORC file (a lake's ``README``): it
+#: holds no rows, so no query returns it while it is unchanged.
+NOT_DATA = "none"
 
 
 def check_name(rel: Any, kind: str, label: str) -> str:

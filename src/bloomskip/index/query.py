@@ -55,6 +55,7 @@ from bloomskip.index.decide import Decided, decide, evaluate
 from bloomskip.index.known import KnownValues
 from bloomskip.index.layout import (
     FRAGMENT_SCHEMA,
+    NOT_DATA,
     ZONE_SCHEMA,
     ColumnIndex,
     Manifest,
@@ -63,7 +64,7 @@ from bloomskip.index.layout import (
     zone_metadata,
 )
 from bloomskip.index.listing import compare
-from bloomskip.index.results import FileCandidate, QueryResult
+from bloomskip.index.results import EMPTY, NOT_DATA_REASON, FileCandidate, QueryResult
 from bloomskip.index.rows import RowFilter
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.index.zonedata import ColumnData, load_column
@@ -356,7 +357,9 @@ class ZoneIndex:
             if listing is None:
                 res.sizes[path] = int(r["size"])
             if zones is None and int(r["num_rows"]) == 0:
-                res.skipped.append((path, "empty file"))
+                res.skipped.append(
+                    (path, NOT_DATA_REASON if r.get("format") == NOT_DATA else EMPTY)
+                )
                 continue
             identity = (int(r["size"]), int(r["mtime_ns"]), r.get("etag"))
             res.files.append(FileCandidate(path, why, int(r["num_rows"]), zones, fid, identity))

@@ -13,6 +13,10 @@ from bloomskip.index.layout import (
     snapshot_text,
 )
 
+#: Why a file of no rows is ruled out: it is empty, or it is no Parquet or ORC file.
+EMPTY = "empty file"
+NOT_DATA_REASON = "not a Parquet or ORC file"
+
 
 @dataclass(frozen=True)
 class FileCandidate:
@@ -79,8 +83,8 @@ class QueryResult:
 
     @property
     def files_skipped(self) -> int:
-        """Files ruled out (empty files among them)."""
-        empty = sum(1 for _, why in self.skipped if why == "empty file")
+        """Files ruled out (empty files, and files that are not data, among them)."""
+        empty = sum(1 for _, why in self.skipped if why in (EMPTY, NOT_DATA_REASON))
         return sum(self.skip_reasons.values()) + empty
 
     @property

@@ -32,9 +32,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bloomskip._lazy import lazy
-from bloomskip.errors import BloomskipError, SourceChangedError
+from bloomskip.errors import BloomskipError, NotDataFileError, SourceChangedError
 from bloomskip.hashing import hash_values
-from bloomskip.index.layout import FILE_SCHEMA, ZONE_SCHEMA, ColumnIndex, Zoning
+from bloomskip.index.layout import FILE_SCHEMA, NOT_DATA, ZONE_SCHEMA, ColumnIndex, Zoning
 from bloomskip.sbbf import build_filter
 from bloomskip.sbbf.filter import odd_multiplier
 from bloomskip.sbbf.sizing import putze_num_bytes
@@ -129,6 +129,8 @@ def index_file(
         got = source.read_for_index(file, [c.name for c in columns])
     except SourceChangedError as e:
         return FileZones(file, "unknown", 0, error=str(e))
+    except NotDataFileError:  # no reader reads a row of it: indexed as empty
+        return FileZones(file, NOT_DATA, 0)
     except (BloomskipError, OSError, pa.ArrowException, ValueError) as e:
         return FileZones(file, "unknown", 0, error=f"cannot read: {e}")
     table, row_offsets = got.table, got.row_offsets

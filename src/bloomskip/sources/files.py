@@ -3,9 +3,10 @@
 
 A lake is a directory (listed recursively), one file, or a list of files. As Spark and
 Hive do, names starting with ``_`` or ``.`` are skipped (``_SUCCESS``, ``_delta_log/``,
-``.crc`` files), as are files whose extension is not one of a format bloomskip reads
-(:data:`bloomskip.formats.EXTENSIONS`; files without an extension are kept), and the
-files of a bloomskip zone index kept inside the lake. A local lake is walked here (links
+``.crc`` files), and so are the files of a bloomskip zone index kept inside the lake;
+every other file is data, whatever its name (Spark reads ``events.2024-01-02`` too). A
+file that turns out to be no Parquet or ORC file at all is indexed as holding no rows
+(:class:`~bloomskip.errors.NotDataFileError`). A local lake is walked here (links
 followed, each directory once; names that are not UTF-8 kept), others through
 ``pyarrow.fs`` or, on object stores, ``obstore``. Each file's format is told by its first
 bytes (:mod:`bloomskip.formats`).
@@ -134,7 +135,7 @@ class FileSource(Source):
                 continue
             rel = fi.path[len(root) :].lstrip("/")
             rels.append(rel)
-            if not _hidden(rel) and _data_file(fi.base_name):
+            if not _hidden(rel):
                 mine[rel] = _entry(fi)
         return mine, rels
 
@@ -200,7 +201,7 @@ class FileSource(Source):
                 if not rel or name.endswith("/"):
                     continue  # a "directory" marker object, as some clients write
                 rels.append(rel)
-                if _hidden(rel) or not _data_file(rel.rpartition("/")[2]):
+                if _hidden(rel):
                     continue
                 mine[rel] = _object_entry(bucket, meta)
             kept = _outside_indexes(mine, rels, self.uri_of(root))
@@ -308,7 +309,7 @@ def _walk(root: str, uri: str) -> tuple[dict[str, SourceFile], list[str]]:
                     continue  # FIFOs, sockets, devices, dangling links: not data
                 child_rel = prefix[1] + name
                 rels.append(child_rel)
-                if hidden or name.startswith(_HIDDEN) or not _data_file(name):
+                if hidden or name.startswith(_HIDDEN):
                     continue
                 info = entry.stat()
             except OSError:
@@ -341,12 +342,6 @@ _HIDDEN = ("_", ".")
 
 def _hidden(rel: str) -> bool:
     return any(part.startswith(_HIDDEN) for part in rel.split("/"))
-
-
-def _data_file(name: str) -> bool:
-    """A name with a data file's extension, or with none (as ``os.path.splitext``
-    reads it: leading dots start no extension)."""
-    return "." not in name.lstrip(".") or name.lower().endswith(formats.EXTENSIONS)
 
 
 __all__ = ["FileSource"]

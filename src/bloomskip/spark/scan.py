@@ -35,6 +35,7 @@ from bloomskip._json import attributes
 from bloomskip.errors import BloomskipError, InvalidParameterError, UnsupportedFileError
 from bloomskip.expr.sql import parse
 from bloomskip.index import store
+from bloomskip.index.layout import NOT_DATA
 from bloomskip.index.query import MAX_IN_FPP, QueryResult, ZoneIndex, open_index
 from bloomskip.index.storage import open_storage
 from bloomskip.spark.local import LOCAL_ROWS, read_local, why_not_local
@@ -392,7 +393,7 @@ def _open(index_path: str | os.PathLike) -> ZoneIndex:
 def _index_format(index: ZoneIndex) -> str:
     """The Spark format of the lake: what its files are (the manifest's schema came from
     them), ORC only if every indexed file is."""
-    formats = set(index.fragments().column("format").to_pylist())
+    formats = set(index.fragments().column("format").to_pylist()) - {NOT_DATA}
     return "orc" if formats == {"orc"} else "parquet"
 
 
