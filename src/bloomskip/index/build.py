@@ -44,8 +44,8 @@ from bloomskip.errors import (
     UnsupportedTypeError,
 )
 from bloomskip.hashing.arrow import Encoding, parquet_spec
+from bloomskip.index import params, store
 from bloomskip.index import segments as seg
-from bloomskip.index import store
 from bloomskip.index.layout import (
     DEFAULT_FPP,
     DEFAULT_ZONE_ROWS,
@@ -162,9 +162,13 @@ def build(
     removes). ``runner`` runs the tasks on another engine (Spark: see
     :func:`bloomskip.spark.build_index`).
     """
-    names = [columns] if isinstance(columns, str) else list(columns)
-    if not names or len(set(names)) != len(names):
-        raise InvalidParameterError(f"columns must be distinct names, got {names!r}")
+    params.source(source)
+    names = params.columns(columns)
+    params.path(index_path, "index_path")
+    threads = params.threads(threads)
+    for what, value in (("file_filters", file_filters), ("overwrite", overwrite)):
+        params.flag(value, what)
+    params.flag(progress, "progress", optional=True)
     if sizing not in SIZINGS:
         raise InvalidParameterError(f"sizing must be one of {SIZINGS}, got {sizing!r}")
     if not isinstance(fpp, int | float) or not 0.0 < fpp < 1.0:
@@ -198,6 +202,9 @@ def refresh(
 ) -> BuildReport:
     """Index new and changed files of the index's source, drop removed ones; files whose
     ``(path, size, mtime)`` is unchanged are not opened."""
+    params.path(index_path, "index_path")
+    threads = params.threads(threads)
+    params.flag(progress, "progress", optional=True)
     storage = open_storage(index_path)
     base = store.read_manifest(storage)
     return _update(
