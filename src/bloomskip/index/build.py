@@ -44,8 +44,8 @@ from bloomskip.errors import (
     UnsupportedTypeError,
 )
 from bloomskip.hashing.arrow import Encoding, parquet_spec
-from bloomskip.index import params, store
 from bloomskip.index import segments as seg
+from bloomskip.index import store
 from bloomskip.index.layout import (
     DEFAULT_FPP,
     DEFAULT_ZONE_ROWS,
@@ -162,13 +162,9 @@ def build(
     removes). ``runner`` runs the tasks on another engine (Spark: see
     :func:`bloomskip.spark.build_index`).
     """
-    params.source(source)
-    names = params.columns(columns)
-    params.path(index_path, "index_path")
-    threads = params.threads(threads)
-    for what, value in (("file_filters", file_filters), ("overwrite", overwrite)):
-        params.flag(value, what)
-    params.flag(progress, "progress", optional=True)
+    names = [columns] if isinstance(columns, str) else list(columns)
+    if not names or len(set(names)) != len(names):
+        raise InvalidParameterError(f"columns must be distinct names, got {names!r}")
     if sizing not in SIZINGS:
         raise InvalidParameterError(f"sizing must be one of {SIZINGS}, got {sizing!r}")
     if not isinstance(fpp, int | float) or not 0.0 < fpp < 1.0:
@@ -202,9 +198,6 @@ def refresh(
 ) -> BuildReport:
     """Index new and changed files of the index's source, drop removed ones; files whose
     ``(path, size, mtime)`` is unchanged are not opened."""
-    params.path(index_path, "index_path")
-    threads = params.threads(threads)
-    params.flag(progress, "progress", optional=True)
     storage = open_storage(index_path)
     base = store.read_manifest(storage)
     return _update(
@@ -349,7 +342,7 @@ def _update(
         report.snapshot = snapshot
         # Per column: the fragments each task result contributes.
         chosen: dict[str, dict[int, list[int]]] = {n: {} for n in columns}
-        new_rows, failed = [], {n: set() for n in columns}
+        new_rows, failed, unreadable = [], {n: set() for n in columns}, []
         for f, cols, fid, new in todo:
             fr, index = _result(done, f, cols, fid)
             if fr.error is not None:  # an unchanged file keeps its fragment and old columns
@@ -361,7 +354,9 @@ def _update(
                     failed[c].add(fid)
                 else:
                     chosen[c].setdefault(index, []).append(fid)
+                unreadable.append(f.path)
             if new:
+            report.files_not_data += fr.format == NOT_DATA
                 new_rows.append(
                     {
                         "fragment_id": fid,
@@ -426,6 +421,7 @@ def _update(
             if attempt == COMMIT_RETRIES:
                 raise
             continue
+            unreadable=tuple(sorted(unreadable)),
         _drop_intermediates(storage, done, manifest)
         report.retries = attempt
         report.seconds = time.perf_counter() - t0

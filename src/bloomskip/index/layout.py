@@ -402,26 +402,33 @@ class Manifest:
     #: The table snapshot the index covers (a Delta version, an Iceberg snapshot id); None
     #: for a lake of files.
     snapshot: dict[str, Any] | None = None
+    #: Files of the source the last build or refresh could not read (paths as fragments'):
+    #: a query that trusts the index (``check_source=False``) reads them in full.
+    unreadable: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "version": self.version,
-            "commit_id": self.commit_id,
-            "committed_at": self.committed_at,
-            "writer": self.writer,
-            "source": self.source,
-            "zoning": asdict(self.zoning),
-            "schema_ipc": base64.b64encode(self.schema.serialize().to_pybytes()).decode(),
-            "fragments": self.fragments,
-            "next_fragment_id": self.next_fragment_id,
-            "num_files": self.num_files,
-            "num_rows": self.num_rows,
-            "num_bytes": self.num_bytes,
-            "dropped": list(self.dropped),
-            "columns": {name: c.to_json() for name, c in self.columns.items()},
-        } | ({} if self.snapshot is None else {"snapshot": self.snapshot})
+        return (
+            {
+                "format": FORMAT,
+                "format_version": FORMAT_VERSION,
+                "version": self.version,
+                "commit_id": self.commit_id,
+                "committed_at": self.committed_at,
+                "writer": self.writer,
+                "source": self.source,
+                "zoning": asdict(self.zoning),
+                "schema_ipc": base64.b64encode(self.schema.serialize().to_pybytes()).decode(),
+                "fragments": self.fragments,
+                "next_fragment_id": self.next_fragment_id,
+                "num_files": self.num_files,
+                "num_rows": self.num_rows,
+                "num_bytes": self.num_bytes,
+                "dropped": list(self.dropped),
+                "columns": {name: c.to_json() for name, c in self.columns.items()},
+            }
+            | ({} if self.snapshot is None else {"snapshot": self.snapshot})
+            | ({"unreadable": list(self.unreadable)} if self.unreadable else {})
+        )
 
     @classmethod
     def from_json(cls, d: dict[str, Any], label: str) -> Manifest:
@@ -466,11 +473,19 @@ class Manifest:
                 num_bytes=_count(d.get("num_bytes", 0), label),
                 format_version=version,
                 snapshot=snapshot,
+                unreadable=_paths(d.get("unreadable", []), label),
             )
         except CorruptFileError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, pa.ArrowException) as e:
             raise CorruptFileError(f"{label}: malformed manifest: {e!r}") from e
+
+
+def _paths(v: Any, label: str) -> tuple[str, ...]:
+    """A manifest's list of source paths (the manifest's size bounds how many)."""
+    if not isinstance(v, list) or not all(isinstance(p, str) and p for p in v):
+        raise CorruptFileError(f"{label}: unreadable files are not a list of paths")
+    return tuple(v)
 
 
 def snapshot_text(snapshot: dict[str, Any]) -> str:

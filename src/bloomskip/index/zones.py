@@ -154,7 +154,12 @@ def _column_zones(
     """Zones of one column cut at ``bounds`` (positions in ``arr``). With ``row_offsets``
     (the row offset of each value; a Lance fragment's live rows) a zone starts at its
     first row's offset and spans to its last row's, gaps included, as Lance's do."""
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
     if arr.type != col.arrow_type:
+        if not same_kind(arr.type, col.arrow_type):
+            why = f"{arr.type} is not compared as {col.arrow_type} is (the index's type)"
+            return _failed(f"{col.name}: {why}")
         try:
             arr = arr.cast(col.arrow_type, safe=True)
         except (pa.ArrowException, ValueError) as e:
@@ -201,6 +206,30 @@ def _column_zones(
         file_ndv=file_ndv,
         file_has_null=bool(arr.null_count),
     )
+
+
+_KINDS = (
+    pa.types.is_integer,  # any width and sign: values convert exactly or not at all
+    pa.types.is_decimal,
+    lambda t: pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t),
+    lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t),
+    pa.types.is_date,
+    pa.types.is_time,
+)
+
+
+def same_kind(found: pa.DataType, indexed: pa.DataType) -> bool:
+    """May a file's column of type ``found`` be cast to the index's ``indexed`` and
+    answered as such? Only when every reader compares both types' values alike, so a
+    literal converted for ``indexed`` matches what it matches in ``found``: integers of any
+    width, decimals of any scale, the string and the binary types, dates, times; and
+    timestamps, both with a time zone or both without. Never across kinds: a DOUBLE 100.0
+    read as the string "100" misses ``c = '100.0'``, a DOUBLE 1.0 read as a BIGINT misses
+    ``c = 1.0000000000000001`` (equal as doubles), a FLOAT 0.1 read as a DOUBLE misses
+    ``c = 0.1`` (equal as floats) - DuckDB compares each file in its own type."""
+    if pa.types.is_timestamp(found) and pa.types.is_timestamp(indexed):
+        return (found.tz is None) == (indexed.tz is None)
+    return any(k(found) and k(indexed) for k in _KINDS)
 
 
 def _failed(reason: str) -> ColumnZones:
