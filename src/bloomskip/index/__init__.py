@@ -20,6 +20,7 @@ An index lives in a local directory or under an object-store prefix (``s3://``,
 
 import os
 
+from bloomskip.index import params as _params
 from bloomskip.index import store as _store
 from bloomskip.index.build import BuildReport, build, refresh
 from bloomskip.index.layout import DEFAULT_FPP, DEFAULT_ZONE_ROWS, ColumnIndex, Manifest, Zoning
@@ -37,6 +38,9 @@ def vacuum(
 ) -> list[str]:
     """Delete the index's old manifests and the objects no kept version uses (older than
     ``min_age_s``): only names the index writes, never anything else in its root."""
+    _params.path(index_path, "index_path")
+    keep_versions = _params.count(keep_versions, "keep_versions", 1, _params.MAX_KEEP)
+    min_age_s = _params.seconds(min_age_s, "min_age_s")
     return _store.vacuum(open_storage(index_path), keep_versions=keep_versions, min_age_s=min_age_s)
 
 

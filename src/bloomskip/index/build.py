@@ -44,8 +44,8 @@ from bloomskip.errors import (
     UnsupportedTypeError,
 )
 from bloomskip.hashing.arrow import Encoding, parquet_spec
+from bloomskip.index import params, store
 from bloomskip.index import segments as seg
-from bloomskip.index import store
 from bloomskip.index.layout import (
     DEFAULT_FPP,
     DEFAULT_ZONE_ROWS,
@@ -162,9 +162,13 @@ def build(
     removes). ``runner`` runs the tasks on another engine (Spark: see
     :func:`bloomskip.spark.build_index`).
     """
-    names = [columns] if isinstance(columns, str) else list(columns)
-    if not names or len(set(names)) != len(names):
-        raise InvalidParameterError(f"columns must be distinct names, got {names!r}")
+    params.source(source)
+    names = params.columns(columns)
+    params.path(index_path, "index_path")
+    threads = params.threads(threads)
+    for what, value in (("file_filters", file_filters), ("overwrite", overwrite)):
+        params.flag(value, what)
+    params.flag(progress, "progress", optional=True)
     if sizing not in SIZINGS:
         raise InvalidParameterError(f"sizing must be one of {SIZINGS}, got {sizing!r}")
     if not isinstance(fpp, int | float) or not 0.0 < fpp < 1.0:
@@ -198,6 +202,9 @@ def refresh(
 ) -> BuildReport:
     """Index new and changed files of the index's source, drop removed ones; files whose
     ``(path, size, mtime)`` is unchanged are not opened."""
+    params.path(index_path, "index_path")
+    threads = params.threads(threads)
+    params.flag(progress, "progress", optional=True)
     storage = open_storage(index_path)
     base = store.read_manifest(storage)
     return _update(
@@ -347,16 +354,16 @@ def _update(
             fr, index = _result(done, f, cols, fid)
             if fr.error is not None:  # an unchanged file keeps its fragment and old columns
                 report.failed.append((src.uri_of(f.path), fr.error))
+                unreadable.append(f.path)
                 continue
+            report.files_not_data += fr.format == NOT_DATA
             for c in cols:
                 if c in fr.column_errors:
                     report.failed.append((src.uri_of(f.path), fr.column_errors[c]))
                     failed[c].add(fid)
                 else:
                     chosen[c].setdefault(index, []).append(fid)
-                unreadable.append(f.path)
             if new:
-            report.files_not_data += fr.format == NOT_DATA
                 new_rows.append(
                     {
                         "fragment_id": fid,
@@ -414,6 +421,7 @@ def _update(
             num_rows=int(sum(int(r["num_rows"]) for r in live_rows)),
             num_bytes=int(sum(int(r["size"]) for r in live_rows)),
             snapshot=report.snapshot,
+            unreadable=tuple(sorted(unreadable)),
         )
         try:
             store.publish(storage, manifest)
@@ -421,7 +429,6 @@ def _update(
             if attempt == COMMIT_RETRIES:
                 raise
             continue
-            unreadable=tuple(sorted(unreadable)),
         _drop_intermediates(storage, done, manifest)
         report.retries = attempt
         report.seconds = time.perf_counter() - t0

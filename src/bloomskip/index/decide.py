@@ -74,11 +74,17 @@ class Decided:
     by_file_filter: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))
     #: Ruled out by a table's partition values (None: none were used).
     by_partition: np.ndarray | None = None
+    #: The predicate itself cannot match (a literal no value of its column can equal,
+    #: ``FALSE``): every ruled-out file is, whatever else the index holds.
+    impossible: bool = False
     zones_total: int = 0
     zones_candidate: int = 0
 
     def _why(self) -> np.ndarray:
-        """Per ruled-out file: 0 every zone ruled out, 1 file filter, 2 partition values."""
+        """Per ruled-out file: 0 every zone ruled out, 1 file filter, 2 partition values,
+        3 the predicate cannot match."""
+        if self.impossible:
+            return np.full(self.skipped.shape[0], 3, np.int8)
         why = self.by_file_filter.astype(np.int8)
         if self.by_partition is not None:
             why[self.by_partition] = 2
@@ -86,7 +92,7 @@ class Decided:
 
     def reasons(self) -> dict[str, int]:
         """How many files were ruled out, by reason."""
-        counts = np.bincount(self._why(), minlength=3)
+        counts = np.bincount(self._why(), minlength=len(_WHY))
         return {_WHY[k]: int(v) for k, v in enumerate(counts) if v}
 
     def skipped_items(self) -> dict[int, str]:
@@ -97,7 +103,7 @@ class Decided:
         }
 
 
-_WHY = ("every zone ruled out", "file filter", "partition values")
+_WHY = ("every zone ruled out", "file filter", "partition values", "predicate cannot match")
 
 
 def decide(
@@ -117,6 +123,7 @@ def decide(
     when the predicate holds nothing the index answers. ``known``: per file of ``fids`` (in that
     order), the values of a table's partition columns, decided in the same tree."""
     out = Decided()
+    out.impossible = _impossible(bound, notes)
     cols = [r.name for r in referenced(bound) if r.name in columns]
     partitions = known is not None and fids is not None and known.uses(bound)
     if not cols:
@@ -236,6 +243,20 @@ def evaluate(
             continue
         res.files.append(FileCandidate(path, why, r["num_rows"], zones, fid))
     res.zones_total, res.zones_candidate = decided.zones_total, decided.zones_candidate
+
+
+def _impossible(bound: Expression, notes: list[str]) -> bool:
+    """Whether ``bound`` cannot match any row whatever the data: decided with no evidence
+    at all (only its literals, converted to their columns' types, and ``TRUE``/``FALSE``);
+    ``notes`` is told why. Files it rules out are then not the filters' doing."""
+    verdict = Pruner(1, lambda ref: ColumnEvidence(ref.name), notes=[]).decide(bound)
+    if verdict.may[0]:
+        return False
+    why = verdict.why[0] if verdict.why else None
+    text = f"no row can match: {why}" if why else f"{bound}: no row can match"
+    if text not in notes:
+        notes.append(text)
+    return True
 
 
 class _IndexRules:

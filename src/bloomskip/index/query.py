@@ -50,7 +50,7 @@ import pyarrow.compute as pc
 from bloomskip.errors import CorruptFileError, InvalidParameterError
 from bloomskip.expr.bind import Column, bind
 from bloomskip.expr.expressions import Expression
-from bloomskip.index import serving, store
+from bloomskip.index import params, serving, store
 from bloomskip.index.decide import Decided, decide, evaluate
 from bloomskip.index.known import KnownValues
 from bloomskip.index.layout import (
@@ -192,7 +192,7 @@ class ZoneIndex:
         zone_length, has_null, bloom_filter_data`` (and ``ndv``), sorted by fragment and
         start. Served segments give their filters back from the slabs (the whole column
         is read: an export, not a lookup)."""
-        col = self.columns[column]
+        col = self.columns[params.column(column, list(self.columns), self.root)]
         live = self._live()
         tables = []
         for s in col.segments:
@@ -319,6 +319,11 @@ class ZoneIndex:
         values prune files in the same predicate tree as the filters.
         """
         t0 = time.perf_counter()
+        params.predicate(predicate)
+        params.flag(check_source, "check_source")
+        max_in_fpp = params.probability(max_in_fpp, "max_in_fpp")
+        if as_of is not None:
+            as_of = params.count(as_of, "as_of", 0, params.MAX_AS_OF)
         src = self.source
         if as_of is not None:
             if not check_source:
@@ -341,15 +346,15 @@ class ZoneIndex:
         else:
             bound = bind(predicate, self.schema())
             res.notes.append("source not listed: files added or changed since are missed")
+            res.files.extend(
+                FileCandidate(src.uri_of(p), "not indexed: unreadable when indexed")
+                for p in self.manifest.unreadable
+            )
             fids = None
             res.files_total = self.manifest.num_files + len(self.manifest.unreadable)
             res.rows_total = self.manifest.num_rows
         decided = decide(
             bound, fids, columns, lambda c: self._column(aliases.get(c, c)), max_in_fpp,
-            res.files.extend(
-                FileCandidate(src.uri_of(p), "not indexed: unreadable when indexed")
-                for p in self.manifest.unreadable
-            )
             res.notes, lambda: np.sort(self._live().to_numpy().astype(np.uint64)), known,
         )  # fmt: skip
         rows_of = self.fragment_rows(list(decided.candidates))
@@ -387,6 +392,8 @@ class ZoneIndex:
         """The rows of a candidate's table that may match ``predicate``
         (:class:`~bloomskip.index.rows.RowFilter`): the index's rule per row, for a
         reader that holds a candidate zone's rows (a plain lake's files)."""
+        params.predicate(predicate)
+        max_in_fpp = params.probability(max_in_fpp, "max_in_fpp")
         return RowFilter(bind(predicate, self.schema()), self.columns, max_in_fpp)
 
     # -- status -------------------------------------------------------------------
@@ -413,6 +420,8 @@ def _group_bytes(table: pa.Table) -> int:
 def open_index(index_path: str | os.PathLike, *, version: int | None = None) -> ZoneIndex:
     """Open the latest (or a given) committed version of the index at ``index_path`` (a
     local directory or an object-store URI)."""
+    params.path(index_path, "index_path")
+    version = params.version(version)
     storage = open_storage(index_path)
     return ZoneIndex(storage, store.read_manifest(storage, version))
 

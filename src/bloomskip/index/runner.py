@@ -11,10 +11,7 @@ from typing import Protocol
 
 import numpy as np
 
-from bloomskip.errors import (
-    InvalidParameterError,
-)
-from bloomskip.index import serving
+from bloomskip.index import params, serving
 from bloomskip.index.layout import (
     ColumnIndex,
     Zoning,
@@ -59,9 +56,7 @@ class LocalRunner:
     """Tasks and slabs on a thread pool in this process."""
 
     def __init__(self, threads: int | None = None, progress: bool | None = None) -> None:
-        if threads is not None and (isinstance(threads, bool) or threads < 1):
-            raise InvalidParameterError(f"threads must be a positive count, got {threads!r}")
-        self.threads = threads or min(32, os.cpu_count() or 1)
+        self.threads = params.threads(threads) or min(32, os.cpu_count() or 1)
         self.progress = progress
 
     def parallelism(self) -> int:

@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 from bloomskip.errors import CorruptFileError, IndexNotFoundError, UnsupportedFileError
 from bloomskip.expr.bind import Column, bind, referenced
 from bloomskip.expr.expressions import Expression
+from bloomskip.index import params
 from bloomskip.index.decide import evaluate
 from bloomskip.index.layout import ColumnIndex
 from bloomskip.index.query import MAX_IN_FPP
@@ -138,6 +139,8 @@ class LanceIndex:
         """Candidate fragments and row ranges for ``predicate``: every row Lance's
         filtered scan returns is in one; uncovered fragments are candidates in full."""
         t0 = time.perf_counter()
+        params.predicate(predicate)
+        max_in_fpp = params.probability(max_in_fpp, "max_in_fpp")
         bound = bind(predicate, self.schema())
         res = QueryResult(self.uri, self.version, str(predicate))
         covered = set().union(*(ix.covered for ix in self.indexes.values()))
