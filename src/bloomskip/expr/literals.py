@@ -12,14 +12,16 @@ literal can equal:
   engines read a literal differently, every reading is a candidate (and ``exact`` is
   False): ``1e3`` and numbers of 39+ digits are a DOUBLE in DuckDB and Spark; text cast
   to a DECIMAL, DATE or TIMESTAMP column rounds to it; digits finer than microseconds
-  are truncated (DuckDB) or rounded (PostgreSQL); a TIMESTAMP literal's offset is
+  in a TIMESTAMP or TIME literal are truncated (DuckDB) or rounded (PostgreSQL), and
+  DuckDB compares s, ms and us TIME columns as TIME (us); a TIMESTAMP literal's offset is
   ignored by PostgreSQL and DuckDB; DuckDB reads ``\\xNN`` escapes in text cast to BLOB.
 * :class:`NoMatch` - no value of the type can equal it (``int8 = 300``,
   ``DECIMAL(5,2) = 1.234``, ``= NULL``, a 17-byte value for a 16-byte column). Rows
   cannot match, so pruning may drop them.
 * :class:`Unknown` - bloomskip cannot tell (``NaN``, a string literal for an integer
-  column that engines cast differently, a time zone on a wall-clock timestamp). Rows
-  may match.
+  column that engines cast differently, a time zone on a wall-clock timestamp, any
+  literal for a DECIMAL wider than 38 digits, which DuckDB reads as DOUBLE). Rows may
+  match.
 
 Timestamp literals are read as UTC for instant columns (``tz`` set, Parquet
 ``isAdjustedToUTC``) and as wall-clock time for local ones - the same number either way;
@@ -309,6 +311,11 @@ def _scaled(unscaled: int, scale: int) -> Decimal:
 
 
 def _decimal(lit: Literal, t: pa.DataType) -> Converted:
+    if t.precision > 38:
+        # DuckDB has no DECIMAL beyond 38 digits and reads such a Parquet column as
+        # DOUBLE (with more than one rounding on the way): d = 1.0000000000000001 matches
+        # 1.00, and distinct values that round to one double all match one literal.
+        return Unknown(f"DuckDB reads DECIMAL wider than 38 digits ({t}) as DOUBLE")
     x = _exact_number(lit)
     if x is None and lit.kind == "string":
         try:
@@ -455,9 +462,19 @@ def _time(lit: Literal, t: pa.DataType) -> Converted:
         return Unknown(f"{lit} is not a valid time of day")
     nanos = ((h * 60 + mi) * 60 + s) * 10**9 + int((frac or "").ljust(9, "0"))
     per_unit = 10**9 // _UNIT_PER_SECOND[t.unit]
-    if nanos % per_unit:
-        return NoMatch(f"{lit} is finer than the column's unit ({t.unit})")
-    return Values((nanos // per_unit,))
+    # DuckDB reads TIME literals and text cast to TIME at microsecond precision
+    # (truncating finer digits; PostgreSQL rounds them) and compares columns of s, ms
+    # and us as TIME (us), ns columns as TIME_NS: tm = '00:00:00.000000999' matches 0 ms.
+    # A reading that is not a whole unit equals no value (DuckDB does not round text to
+    # the column's unit, as it does for TIMESTAMP_MS).
+    readings = _microsecond_readings(nanos)
+    values = sorted(r // per_unit for r in readings if r % per_unit == 0)
+    if not values:
+        return NoMatch(
+            f"{lit} is finer than the column's unit ({t.unit}), "
+            "read exactly or at microsecond precision"
+        )
+    return Values(tuple(values), exact=readings == {nanos})
 
 
 def _uuid(lit: Literal) -> Converted:
