@@ -303,8 +303,20 @@ def test_a_misspelt_option_or_a_version_of_a_plain_lake_is_refused(ds, lake):
         ds.read.format("bloomskip").option("index", idx).option("asOf", 1).load(root).where(
             "k = 3"
         ).collect()
+    with pytest.raises(Exception, match="option asOf is empty"):  # was the latest files
+        ds.read.format("bloomskip").option("index", idx).option("asOf", "").load(root).where(
+            "k = 3"
+        ).collect()
     opts = {"index": idx, "Report": "/tmp/r", "asOF": "1", "catalog.URI": "x"}
     assert BloomskipDataSource({k: v for k, v in opts.items() if v}).index == idx
+
+
+def test_a_lake_given_as_hadoops_file_uri_is_the_local_directory(ds, lake):
+    """``.load("file:/abs/lake")``, a form Spark takes, was read as a relative path."""
+    root, idx = lake
+    want = ds.read.format("bloomskip").option("index", idx).load(root).where("k = 3").count()
+    got = ds.read.format("bloomskip").option("index", idx).load("file:" + root).where("k = 3")
+    assert got.count() == want > 0
 
 
 # --------------------------------------------------------- property: always as Spark
@@ -593,6 +605,28 @@ def test_a_hive_partitioned_lake_reads_its_partition_values(ds, tmp_path):
         assert ours == theirs and ours, q
     with pytest.raises(Exception, match="is not a date"):
         _ours(ds, str(root), idx, schema="user_id bigint, country date").collect()
+
+
+def test_a_column_both_in_the_files_and_in_a_partition_directory_is_the_directorys(ds, tmp_path):
+    """Found (Spark probe): ``c=DE/`` holding files with a column ``c`` of ``'de'``.
+    Spark's reader gives ``c`` the directory's value; the index answered ``c = 'DE'`` from
+    the file's (no row: a false negative) and the data source returned the file's. Such a
+    file's ``c`` is not indexed now, and the data source reads the directory's value (the
+    index's row filter then does not judge its rows by the file's ``c``)."""
+    root = tmp_path / "both"
+    (root / "c=DE").mkdir(parents=True)
+    (root / "c=FR").mkdir()
+    t = pa.table({"k": pa.array(range(10), pa.int64()), "c": ["de"] * 10})
+    pq.write_table(t, root / "c=DE" / "p.parquet")
+    pq.write_table(t.set_column(1, "c", pa.array(["FR"] * 10)), root / "c=FR" / "p.parquet")
+    idx = str(tmp_path / "both.idx")
+    rep = build(str(root), ["k", "c"], idx, zone_rows=4)
+    assert len(rep.failed) == 2 and all("partition directory" in why for _, why in rep.failed)
+    schema = "k bigint, c string"
+    for q in ["c = 'DE'", "k = 1 AND c = 'DE'", "c = 'de'", "c IN ('FR', 'x')", "k = 3"]:
+        ours = _rows(_ours(ds, str(root), idx, schema=schema).where(q))
+        theirs = _rows(ds.read.schema(schema).parquet(str(root)).where(q))
+        assert ours == theirs, q
 
 
 def test_lance_is_refused(tmp_path, lake):

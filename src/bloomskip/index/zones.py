@@ -138,6 +138,10 @@ def index_file(
     bounds = zone_bounds(table.num_rows, zoning.zone_rows, groups)
     out = FileZones(file, got.format, table.num_rows if row_offsets is None else file.size)
     for col in columns:
+        if col.name.casefold() in got.shadowed:
+            why = "a partition directory names this column: readers take its value there"
+            out.columns[col.name] = _failed(f"{col.name}: {why}, not the file's")
+            continue
         out.columns[col.name] = _column_zones(
             table.column(col.name), col, zoning, bounds, row_offsets
         )

@@ -57,6 +57,9 @@ class IndexRead:
     table: pa.Table
     groups: Sequence[int] | None = None
     row_offsets: np.ndarray | None = None
+    #: Columns (case-folded names) the file holds whose value readers take from a
+    #: partition directory (``c=DE/``) instead: the file's values are not what they read.
+    shadowed: frozenset[str] = frozenset()
 
 
 class Source(ABC):

@@ -77,6 +77,8 @@ class FileSource(Source):
         paths = []
         for item in items:
             text = os.fspath(item)
+            if text.startswith("file:/") and not text.startswith("file://"):
+                text = "file://" + text[len("file:") :]  # Hadoop's file:/abs, as Spark takes
             if "://" in text:
                 try:
                     f, p = pafs.FileSystem.from_uri(text)
@@ -224,7 +226,17 @@ class FileSource(Source):
         after = self.stat(file.path)
         if after is None or after.identity != file.identity:
             raise SourceChangedError("changed while it was being indexed")
-        return IndexRead(r.format, table, r.unit_rows)
+        return IndexRead(r.format, table, r.unit_rows, shadowed=self._partition_keys(file.path))
+
+    def _partition_keys(self, path: str) -> frozenset[str]:
+        """The keys of the ``key=value`` directories between a root and ``path``, case
+        folded (Spark's reader, by default, matches them to columns ignoring case)."""
+        for root in self.paths:
+            base = root.rstrip("/") + "/"
+            if path.startswith(base):
+                parts = path[len(base) :].split("/")[:-1]
+                return frozenset(p.partition("=")[0].casefold() for p in parts if "=" in p)
+        return frozenset()
 
     def arrow_schema(self, listing: Sequence[SourceFile]) -> pa.Schema:
         """The schema of the first readable file."""

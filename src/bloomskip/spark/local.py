@@ -92,6 +92,12 @@ def why_not_local(
             return f"column {f.name} is not in the files (a partition column?)"
         if not isinstance(f.dataType, flat) or (fmt == "orc" and isinstance(f.dataType, times)):
             return f"column {f.name} ({f.dataType.simpleString()}) is read by Spark"
+    names = {f.name.casefold() for f in schema.fields}
+    for c in result.files:  # Spark gives such a column its directory's value
+        for part in c.path.split("/")[:-1]:
+            key = part.partition("=")[0].casefold() if "=" in part else None
+            if key in names:
+                return f"a partition directory names column {part.partition('=')[0]}"
     return None
 
 

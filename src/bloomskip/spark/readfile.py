@@ -50,8 +50,12 @@ def read_file(
     every row), as batches of ``schema``; with ``keep``, only those it may want.
     ``identity`` is the file's (size, mtime_ns, etag) when indexed: if it changed, every
     row is read. ``values``: the file's partition values (:func:`partition_values`),
-    which a declared column the file lacks takes."""
+    which a declared column takes, as Spark's reader gives them (even over a column of
+    the same name in the file; ``keep`` then does not judge rows by the file's)."""
     target = spark_arrow_schema(schema)
+    keys = [k for k, _ in values]
+    if keep is not None and any(match_column(c, keys) is not None for c in keep.needs):
+        keep = None
     for table, columns in read_tables(uri, zones, identity, target.names, keep):
         yield conform(table, target, columns, uri, values)
 
@@ -172,14 +176,15 @@ def conform(
     values: Sequence[tuple[str, str | None]] = (),
 ) -> pa.RecordBatch:
     """``table`` as one batch of exactly ``target`` (Spark checks types and widths); a
-    column the file lacks is its partition value (``values``), else nulls."""
+    column a partition directory names is its value there (``values``), as Spark's reader
+    takes it even when the file holds the column; one the file lacks too is nulls."""
     table = table.combine_chunks()
     arrays = []
     keys = [k for k, _ in values]
     for f in target:
         name = columns[f.name]
-        if name is None:  # a file without the column: its directory's value, or nulls
-            key = match_column(f.name, keys)
+        key = match_column(f.name, keys)
+        if key is not None or name is None:  # its directory's value, or nulls
             value = None if key is None else dict(values)[key]
             arrays.append(_partition_column(value, f, table.num_rows, label))
             continue

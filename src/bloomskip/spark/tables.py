@@ -55,8 +55,10 @@ def as_of_option(options: Mapping[str, str]) -> int | None:
     """The ``asOf`` option as a snapshot reference, or None (Spark hands options over
     with their keys in lower case)."""
     raw = {k.lower(): v for k, v in options.items()}.get("asof")
-    if raw is None or str(raw).strip() == "":
+    if raw is None:
         return None
+    if str(raw).strip() == "":  # a typo must not read the latest snapshot instead
+        raise InvalidParameterError("option asOf is empty: give a version or snapshot id")
     try:
         value = int(str(raw).strip())
     except ValueError:
