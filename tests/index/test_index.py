@@ -420,6 +420,15 @@ def test_adding_a_column_later_indexes_every_current_file_for_it(lake, tmp_path)
         index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000, fpp=0.1)
 
 
+def test_a_column_the_source_gained_since_says_the_index_needs_rebuilding(lake, tmp_path):
+    """Found (table probe): adding a column the source gained after the first build said
+    the source "has no column", which it has; the index keeps its first schema."""
+    index.build(lake, ["k"], tmp_path / "idx", zone_rows=1000)
+    pq.write_table(_table(9).append_column("w", pa.array(range(3000))), lake / "part-9.parquet")
+    with pytest.raises(InvalidParameterError, match=r"index's schema .* no column 'w'.*overwrite"):
+        index.build(lake, ["w"], tmp_path / "idx", zone_rows=1000)
+
+
 def test_a_file_whose_column_does_not_convert_stays_a_candidate(lake, tmp_path):
     index.build(lake, ["k"], tmp_path / "idx", zone_rows=1000)
     bad = lake / "part-7.parquet"

@@ -307,7 +307,9 @@ def _update(
         columns = dict(base.columns) if base is not None else {}
         for n in names:
             if n not in columns:
-                columns[n] = _new_column(n, len(columns), schema, src, listing, settings)
+                columns[n] = _new_column(
+                    n, len(columns), schema, src, listing, settings, indexed=base is not None
+                )
         if attempt == 0:
             store.claim(storage, claimed)  # an empty root becomes an index
         old = _fragments(storage, base)
@@ -580,8 +582,17 @@ def _new_column(
     src: Source,
     listing: list[SourceFile],
     settings: dict[str, Any],
+    indexed: bool = False,
 ) -> ColumnIndex:
+    """``name`` as a new column of an index of ``schema`` (``indexed``: the schema an
+    existing index recorded)."""
     idx = schema.get_field_index(name)
+    if idx < 0 and indexed:  # the source may have it now: the index keeps its first schema
+        raise InvalidParameterError(
+            f"the index's schema (the source's when the index was first built) has no column "
+            f"{name!r}; columns are: {', '.join(schema.names[:30])}. A column added to the "
+            "source since needs a new index (overwrite=True)"
+        )
     if idx < 0:
         raise InvalidParameterError(
             f"{src.uri} has no column {name!r}; columns are: {', '.join(schema.names[:30])}"

@@ -71,6 +71,9 @@ def compare(zi: ZoneIndex, src: Source, predicate: str | Expression) -> Listed:
     columns.update({new: zi.columns[old] for new, old in aliases.items()})
     bound = bind(predicate, schema)
     part = src.partition_values(files) if snapshot is not None else {}
+    if part:  # the snapshot's partition columns, by the names a latest read has for them
+        moved = src.unsettled()
+        part = {n: v for n, v in part.items() if n not in moved}
     types = {n: c.type for n, c in schema.items() if c.type is not None}
     every = KnownValues(part, types) if part else None
     rows = zi.fragments_by_path()
@@ -124,8 +127,8 @@ def table_names(then: pa.Schema, now: pa.Schema) -> tuple[dict[str, str], set[st
         k = key(f)
         if k is not None and old_name.get(k, f.name) != f.name:
             renamed[f.name] = old_name[k]
-        if old_key.get(f.name) is not None and old_key[f.name] != k:
-            taken.add(f.name)
+        if f.name in old_key and old_key[f.name] != k:  # a key gained (an older index's
+            taken.add(f.name)  # Delta partition column) is not proof of the same column
     return renamed, taken
 
 
@@ -147,6 +150,10 @@ def _binding(
             schema[f.name] = Column(zi.columns[old].arrow_type, f.name)
         elif f.name not in schema:
             schema[f.name] = Column(f.type, f.name)
+    for name, t in src.unsettled().items():  # a latest read's column, not the index's
+        taken.add(name)
+        aliases.pop(name, None)
+        schema[name] = Column(t, name)
     return schema, aliases, taken
 
 

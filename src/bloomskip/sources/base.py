@@ -135,6 +135,12 @@ class Source(ABC):
         by its field id (Iceberg) or physical name (Delta column mapping)."""
         return self
 
+    def unsettled(self) -> dict[str, pa.DataType]:
+        """Names a latest read gives another column than the snapshot's schema does, with
+        the type it reads (an Iceberg table's current schema, changed since its current
+        snapshot): no index answers for them. Empty for most sources."""
+        return {}
+
     def partition_values(self, listing: Sequence[SourceFile]) -> dict[str, pa.Array]:
         """Columns every row of a file holds one value of (a table's identity partition
         columns): per column, an Arrow array with each file's value, in the order of

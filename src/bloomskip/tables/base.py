@@ -80,15 +80,17 @@ class TableColumn:
     field_id: int | None = None  # Iceberg's field id
     partition: bool = False  # a Delta partition column: not in the data files
     null_if_missing: bool = True  # a file without it reads nulls (Iceberg: no default)
-    mapped: bool = False  # Delta: ``physical`` comes from column mapping
+    #: Delta column mapping: the column's physical name - a partition column's too, which
+    #: is not in the data files (``physical`` None) but keeps its name across renames.
+    mapping: str | None = None
 
     @property
     def key(self) -> bytes | None:
         """What names the column whatever it is called (:data:`COLUMN_KEY`)."""
         if self.field_id is not None:
             return f"id:{self.field_id}".encode()
-        if self.mapped and self.physical is not None:
-            return f"physical:{self.physical}".encode()
+        if self.mapping is not None:
+            return f"physical:{self.mapping}".encode()
         return None
 
 

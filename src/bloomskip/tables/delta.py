@@ -250,7 +250,7 @@ class DeltaSource(TableSource):
                 _plain(f.type),
                 None if f.name in parts else physical,
                 partition=f.name in parts,
-                mapped=mode in ("name", "id"),
+                mapping=physical if mode in ("name", "id") else None,
             )
         schema = normalize_schema(schema)
         fs = self.files()

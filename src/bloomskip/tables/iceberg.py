@@ -173,6 +173,24 @@ class IcebergSource(TableSource):
             fs = self._state["files"] = FileSource(location, f, (root.rstrip("/"),))
         return fs
 
+    def unsettled(self) -> dict[str, pa.DataType]:
+        """For the latest snapshot: the names the table's current schema gives another
+        field id than the snapshot's schema does, or only it has. pyiceberg's ``scan()``
+        and Spark read the current snapshot with the current schema, so a column dropped
+        and added again, or two names swapped, with no commit since, is not the column
+        the index holds under that name."""
+        if self.version is not None:
+            return {}
+        from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+        current = self.table().schema()
+        then = {c.name: c.field_id for c in self.loaded().columns.values()}
+        moved = [f for f in current.fields if then.get(f.name) != f.field_id]
+        if not moved:
+            return {}
+        arrow = normalize_schema(schema_to_pyarrow(current, include_field_ids=False))
+        return {f.name: arrow.field(f.name).type for f in moved}
+
     def _snapshot(self, tbl: Any) -> Any:
         if self.version is None:
             return tbl.current_snapshot()
