@@ -420,6 +420,34 @@ def test_adding_a_column_later_indexes_every_current_file_for_it(lake, tmp_path)
         index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000, fpp=0.1)
 
 
+def test_a_new_column_over_a_file_that_fails_now_leaves_it_read_in_full(
+    lake, tmp_path, monkeypatch
+):
+    """Adding a column reads the unchanged files again; one that fails then keeps its
+    fragment for the old column but holds no zones of the new one. A trusted query on the
+    new column did not return it (the column's zones were its universe); it is listed as
+    unreadable now, and named once whatever the query."""
+    from bloomskip.sources.files import FileSource
+
+    index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000)
+    bad = str(lake / "part-1.parquet")
+    read = FileSource.read_for_index
+
+    def failing(self, file, names):
+        if file.path == bad:
+            raise OSError("a read that failed")
+        return read(self, file, names)
+
+    monkeypatch.setattr(FileSource, "read_for_index", failing)
+    rep = index.build(lake, ["k"], tmp_path / "idx", zone_rows=1000)
+    assert [p for p, _ in rep.failed] == [bad]
+    ix = index.open(tmp_path / "idx")
+    k = _table(1).column("k")[5].as_py()
+    for where in (f"k = {k}", "uid = 'u-1-5'", f"uid = 'u-1-5' OR k = {k}"):
+        got = [(f.path, f.zones) for f in ix.query(where, check_source=False).files]
+        assert got.count((bad, None)) == 1 and [p for p, _ in got].count(bad) == 1, where
+
+
 def test_a_column_the_source_gained_since_says_the_index_needs_rebuilding(lake, tmp_path):
     """Found (table probe): adding a column the source gained after the first build said
     the source "has no column", which it has; the index keeps its first schema."""

@@ -60,7 +60,7 @@ def open_reader(fh: BinaryIO, label: str) -> FileReader:
     except UnsupportedFileError as e:
         fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4))
         if not is_data(head, fh.read(4)):
-            raise NotDataFileError(f"{e} - not a data file") from None
+            raise NotDataFileError(str(e)) from None
         raise
     fh.seek(0)
     return fmt.reader(fh, label)

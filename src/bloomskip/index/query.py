@@ -382,6 +382,9 @@ class ZoneIndex:
         else:  # named by count only: naming them would read the whole fragment table
             res.total_bytes = self.manifest.num_bytes or None
         res.zones_total, res.zones_candidate = decided.zones_total, decided.zones_candidate
+        if listing is None and self.manifest.unreadable:  # read in full, named once
+            whole = {src.uri_of(p) for p in self.manifest.unreadable}
+            res.files = [f for f in res.files if f.fragment_id is None or f.path not in whole]
         res.files.sort(key=lambda f: f.path)
         res.seconds = time.perf_counter() - t0
         return res

@@ -9,7 +9,7 @@ file that turns out to be no Parquet or ORC file at all is indexed as holding no
 (:class:`~bloomskip.errors.NotDataFileError`). A local lake is walked here (links
 followed, each directory once; names that are not UTF-8 kept), others through
 ``pyarrow.fs`` or, on object stores, ``obstore``. Each file's format is told by its first
-bytes (:mod:`bloomskip.formats`).
+and last bytes (:mod:`bloomskip.formats`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -235,7 +236,8 @@ class FileSource(Source):
             base = root.rstrip("/") + "/"
             if path.startswith(base):
                 parts = path[len(base) :].split("/")[:-1]
-                return frozenset(p.partition("=")[0].casefold() for p in parts if "=" in p)
+                keys = (unquote(p.partition("=")[0]) for p in parts if "=" in p)
+                return frozenset(k.casefold() for k in keys)
         return frozenset()
 
     def arrow_schema(self, listing: Sequence[SourceFile]) -> pa.Schema:
