@@ -35,6 +35,7 @@ from bloomskip.expr import (
 from bloomskip.expr.expressions import BoundReference, literal
 from bloomskip.expr.literals import NoMatch, Unknown, Values, convert, to_arrow
 from bloomskip.expr.sql import parse_literal
+from tests.support.predicates import conv
 
 a, b = Reference("a"), Reference("b")
 
@@ -192,12 +193,6 @@ def test_bind_errors_name_the_columns():
 
 
 # -------------------------------------------------------------- literal conversion
-
-
-def conv(sql_literal: str, t: pa.DataType):
-    lit = parse_literal(sql_literal)
-    assert lit is not None, sql_literal
-    return convert(lit, t)
 
 
 @pytest.mark.parametrize(

@@ -17,13 +17,7 @@ import pytest
 
 from bloomskip.expr.expressions import Literal
 from bloomskip.expr.literals import NoMatch, Unknown, Values, convert
-from bloomskip.expr.sql import parse_literal
-
-
-def conv(sql_literal: str, t: pa.DataType):
-    lit = parse_literal(sql_literal)
-    assert lit is not None, sql_literal
-    return convert(lit, t)
+from tests.support.predicates import conv
 
 
 @pytest.mark.parametrize(

@@ -54,6 +54,7 @@ from tests.support.predicates import (
     check_predicates,
     check_prune,
     examples,
+    one_row_per_group,
     palettes_for,
     seeded_palettes,
 )
@@ -428,18 +429,6 @@ def test_spark_pruning_is_useful(spark_files):
 # False negatives the properties above found, each reduced to a file of one row per
 # row group. Every case first shows DuckDB returning the row (so the literal means
 # that under a real engine's semantics), then that prune keeps its row group.
-
-
-def one_row_per_group(tmp_path, name: str, values: pa.Array) -> str:
-    path = str(tmp_path / f"{name}.parquet")
-    pq.write_table(
-        pa.table({name: values}),
-        path,
-        row_group_size=1,
-        use_dictionary=False,
-        bloom_filter_options={name: {"ndv": 1, "fpp": 0.01}},
-    )
-    return path
 
 
 def assert_kept(path: str, sql: str, rows: list[int]) -> None:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from bloomskip import index
 from bloomskip.parquet import prune
 from bloomskip.parquet.prune import STAGES
-from tests.support.predicates import SETTINGS, examples
+from tests.support.predicates import SETTINGS, examples, one_row_per_group
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -134,18 +134,6 @@ def test_time_columns_have_no_false_negatives(case, data):
                     f"FALSE NEGATIVE: {where!r} pruned row group {u.row_group} "
                     f"({u.reason!r}) holding matching rows {sorted(held)}"
                 )
-
-
-def one_row_per_group(tmp_path, name: str, values: pa.Array) -> str:
-    path = str(tmp_path / f"{name}.parquet")
-    pq.write_table(
-        pa.table({name: values}),
-        path,
-        row_group_size=1,
-        use_dictionary=False,
-        bloom_filter_options={name: {"ndv": 1, "fpp": 0.01}},
-    )
-    return path
 
 
 def duckdb_rows(path: str, where: str) -> set[int]:

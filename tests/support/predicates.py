@@ -777,3 +777,27 @@ def check_file(path: str, columns: list[Col], palettes: dict[str, list], data) -
         check_predicates(path, truth, columns, palettes, data)
     finally:
         truth.close()
+
+
+def conv(sql_literal: str, t: pa.DataType):
+    """A SQL literal converted to the type ``t`` as pruning converts it."""
+    from bloomskip.expr.literals import convert
+    from bloomskip.expr.sql import parse_literal
+
+    lit = parse_literal(sql_literal)
+    assert lit is not None, sql_literal
+    return convert(lit, t)
+
+
+def one_row_per_group(tmp_path, name: str, values: pa.Array) -> str:
+    """A Parquet file of one column, one row per row group, with bloom filters and no
+    dictionary: every stage judges each value on its own."""
+    path = str(tmp_path / f"{name}.parquet")
+    pq.write_table(
+        pa.table({name: values}),
+        path,
+        row_group_size=1,
+        use_dictionary=False,
+        bloom_filter_options={name: {"ndv": 1, "fpp": 0.01}},
+    )
+    return path
