@@ -35,7 +35,7 @@ from bloomskip.expr import (
 from bloomskip.expr.expressions import BoundReference, literal
 from bloomskip.expr.literals import NoMatch, Unknown, Values, convert, to_arrow
 from bloomskip.expr.sql import parse_literal
-from tests.support.predicates import conv
+from tests.support.predicates import assert_converted, conv
 
 a, b = Reference("a"), Reference("b")
 
@@ -246,12 +246,7 @@ def test_bind_errors_name_the_columns():
     ],
 )  # fmt: skip
 def test_literal_conversion(lit, t, expected):
-    got = conv(lit, t)
-    if isinstance(expected, type):
-        assert isinstance(got, expected), got
-        assert got.reason
-    else:
-        assert got == expected
+    assert_converted(lit, t, expected)
 
 
 def test_float_literals_that_are_not_exact_probe_both_neighbours():

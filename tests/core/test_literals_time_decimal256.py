@@ -17,7 +17,7 @@ import pytest
 
 from bloomskip.expr.expressions import Literal
 from bloomskip.expr.literals import NoMatch, Unknown, Values, convert
-from tests.support.predicates import conv
+from tests.support.predicates import assert_converted, conv
 
 
 @pytest.mark.parametrize(
@@ -48,12 +48,7 @@ from tests.support.predicates import conv
     ],
 )  # fmt: skip
 def test_time_literals_probe_every_reading(lit, t, expected):
-    got = conv(lit, t)
-    if isinstance(expected, type):
-        assert isinstance(got, expected), got
-        assert got.reason
-    else:
-        assert got == expected
+    assert_converted(lit, t, expected)
 
 
 @pytest.mark.parametrize(

@@ -789,6 +789,17 @@ def conv(sql_literal: str, t: pa.DataType):
     return convert(lit, t)
 
 
+def assert_converted(sql_literal: str, t: pa.DataType, expected) -> None:
+    """``sql_literal`` converts to ``expected`` for ``t``: equal values, or an instance of
+    the class given (NoMatch, Unknown) with a reason."""
+    got = conv(sql_literal, t)
+    if isinstance(expected, type):
+        assert isinstance(got, expected), got
+        assert got.reason
+    else:
+        assert got == expected
+
+
 def one_row_per_group(tmp_path, name: str, values: pa.Array) -> str:
     """A Parquet file of one column, one row per row group, with bloom filters and no
     dictionary: every stage judges each value on its own."""
