@@ -215,6 +215,22 @@ def test_spark_refresh_equals_the_local_refresh_after_changes(spark, lake, tmp_p
     )  # dropped: the deleted file and the rewritten one's old fragment
 
 
+def test_spark_build_of_odd_names_and_files_that_are_not_data_equals_the_local_build(
+    spark, lake, tmp_path
+):
+    """Every file not hidden is listed, as Spark's reader lists it: a Parquet file named
+    without an extension of its kind is indexed, and a README holds no rows - on Spark as
+    in the local engine (the task's result carries the fragment's format)."""
+    _write(lake / "events-2024.01.02", _table(9, 300), 42)
+    (lake / "README.md").write_text("not data")
+    rep = build_index(spark, lake, ["k", "s"], tmp_path / "s", zone_rows=256)
+    index.build(lake, ["k", "s"], tmp_path / "l", zone_rows=256)
+    _assert_same_index(tmp_path / "s", tmp_path / "l")
+    assert rep.files_not_data == 1 and rep.failed == []
+    res = index.open(tmp_path / "s").query("k = -5")
+    assert (str(lake / "README.md"), "not a Parquet or ORC file") in res.skipped
+
+
 def test_adding_a_column_on_spark(spark, lake, tmp_path):
     build_index(spark, lake, ["k"], tmp_path / "s", zone_rows=256)
     build_index(spark, lake, ["s"], tmp_path / "s", zone_rows=256)

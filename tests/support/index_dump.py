@@ -44,8 +44,8 @@ def check_served(path) -> int:
         for r in rows:
             f = SourceFile(r["path"], r["size"], r["mtime_ns"], r.get("etag"))
             fz = index_file(zi.source, f, [col], zi.manifest.zoning)
-            if fz.error or fz.columns[name].error:
-                continue
+            if fz.error or name not in fz.columns or fz.columns[name].error:
+                continue  # unreadable, not data, or not indexed for this column
             t = fz.zone_table(name, r["fragment_id"])
             for start, data in zip(
                 t.column("zone_start").to_pylist(),
