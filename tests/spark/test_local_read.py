@@ -188,6 +188,19 @@ def test_partition_columns_are_spark_s(spark, tmp_path):
     assert _rows(plan.df) == _rows(spark.read.parquet(str(lake)).where("i32 = 2005"))
 
 
+def test_a_column_a_partition_directory_also_names_is_spark_s(spark, tmp_path):
+    """``c=DE/`` holding files with a column ``c``: Spark gives ``c`` the directory's
+    value, so the driver does not read such a lookup (it would give the file's)."""
+    lake = tmp_path / "lake"
+    (lake / "c=DE").mkdir(parents=True)
+    t = pa.table({"k": pa.array(range(10), pa.int64()), "c": ["de"] * 10})
+    pq.write_table(t, lake / "c=DE" / "p.parquet")
+    index.build(lake, ["k"], tmp_path / "idx", zone_rows=4)
+    plan = plan_read(spark, lake, tmp_path / "idx", "k = 3")
+    assert plan.way == "spark" and "partition directory names column c" in plan.way_why
+    assert _rows(plan.df) == _rows(spark.read.parquet(str(lake)).where("k = 3"))
+
+
 def test_a_file_rewritten_since_indexing_is_read_whole_when_the_index_is_trusted(spark, typed):
     lake, idx = typed
     path = lake / "p2.parquet"

@@ -92,12 +92,14 @@ def why_not_local(
             return f"column {f.name} is not in the files (a partition column?)"
         if not isinstance(f.dataType, flat) or (fmt == "orc" and isinstance(f.dataType, times)):
             return f"column {f.name} ({f.dataType.simpleString()}) is read by Spark"
+    from urllib.parse import unquote
+
     names = {f.name.casefold() for f in schema.fields}
     for c in result.files:  # Spark gives such a column its directory's value
         for part in c.path.split("/")[:-1]:
-            key = part.partition("=")[0].casefold() if "=" in part else None
-            if key in names:
-                return f"a partition directory names column {part.partition('=')[0]}"
+            key = unquote(part.partition("=")[0]) if "=" in part else None
+            if key is not None and key.casefold() in names:
+                return f"a partition directory names column {key}"
     return None
 
 
