@@ -75,7 +75,11 @@ class UnsupportedFileError(BloomskipError, ValueError):
 class NotDataFileError(UnsupportedFileError):
     """A file that is no Parquet or ORC file at all: neither its first nor its last bytes
     are a format's magic, so no Parquet or ORC reader reads a row of it (a lake's
-    ``README``, a stray CSV)."""
+    ``README``, a stray CSV). ``size``: how long the file was when it was judged."""
+
+    def __init__(self, message: str, size: int | None = None) -> None:
+        super().__init__(message)
+        self.size = size
 
 
 class PredicateError(BloomskipError, ValueError):

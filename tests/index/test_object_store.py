@@ -142,6 +142,23 @@ def test_build_refresh_query_status_vacuum(lake):
     lake.check(lake.values("p4.parquet", "p3.parquet"))
 
 
+def test_directory_markers_and_empty_objects_are_not_files(s3, tmp_path):
+    """Found (probe): a "directory" marker object ``sub/``, which obstore lists as ``sub``,
+    was a file that could not be read - a candidate in full of every query, and a new
+    version at every refresh. An empty object holds no rows in any format: not listed."""
+    lake = Lake("s3", s3, tmp_path)
+    lake.write("p0.parquet", 0)
+    fs = s3.fs()
+    fs.create_dir("/".join([s3.bucket, *lake.parts, "sub"]))  # writes the marker "sub/"
+    with fs.open_output_stream("/".join([s3.bucket, *lake.parts, "empty"])):
+        pass
+    rep = index.build(lake.root, ["uid"], lake.index, zone_rows=500)
+    assert rep.failed == [] and rep.files_listed == 1
+    for check in (True, False):
+        assert index.open(lake.index).query("uid = -5", check_source=check).files == []
+    assert index.refresh(lake.index).committed is False
+
+
 def test_the_command_line_builds_and_queries_an_index_on_the_store(lake, capsys):
     import json
 

@@ -58,9 +58,12 @@ def open_reader(fh: BinaryIO, label: str) -> FileReader:
     try:
         fmt = detect(head, label)
     except UnsupportedFileError as e:
-        fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4))
-        if not is_data(head, fh.read(4)):
-            raise NotDataFileError(str(e)) from None
+        end = fh.seek(0, os.SEEK_END)
+        fh.seek(max(0, end - 4))
+        tail = fh.read(4)
+        whole = len(head) == len(tail) == min(4, end)  # else it shrank while being read
+        if whole and not is_data(head, tail):
+            raise NotDataFileError(str(e), size=end) from None
         raise
     fh.seek(0)
     return fmt.reader(fh, label)

@@ -354,9 +354,12 @@ def _update(
         new_rows, failed, unreadable = [], {n: set() for n in columns}, []
         for f, cols, fid, new in todo:
             fr, index = _result(done, f, cols, fid)
-            if fr.error is not None:  # an unchanged file keeps its fragment and old columns
+            if fr.error is not None:
                 report.failed.append((src.uri_of(f.path), fr.error))
-                unreadable.append(f.path)
+                if new:  # no fragment: the manifest names it (refresh tries it again)
+                    unreadable.append(f.path)
+                else:  # an unchanged file keeps its fragment and old columns; the new
+                    failed.update({c: failed[c] | {fid} for c in cols})  # read in full
                 continue
             report.files_not_data += fr.format == NOT_DATA
             for c in cols:

@@ -482,9 +482,11 @@ class Manifest:
 
 
 def _paths(v: Any, label: str) -> tuple[str, ...]:
-    """A manifest's list of source paths (the manifest's size bounds how many)."""
-    if not isinstance(v, list) or not all(isinstance(p, str) and p for p in v):
+    """A manifest's list of source paths: distinct, at most as many as fragment ids."""
+    if not isinstance(v, list) or not all(isinstance(p, str) and p and "\0" not in p for p in v):
         raise CorruptFileError(f"{label}: unreadable files are not a list of paths")
+    if len(v) > FRAGMENT_ID_LIMIT or len(set(v)) != len(v):
+        raise CorruptFileError(f"{label}: unreadable files are named twice, or too many")
     return tuple(v)
 
 

@@ -226,13 +226,16 @@ def same_kind(found: pa.DataType, indexed: pa.DataType) -> bool:
     """May a file's column of type ``found`` be cast to the index's ``indexed`` and
     answered as such? Only when every reader compares both types' values alike, so a
     literal converted for ``indexed`` matches what it matches in ``found``: integers of any
-    width, decimals of any scale, the string and the binary types, dates, times; and
-    timestamps, both with a time zone or both without. Never across kinds: a DOUBLE 100.0
-    read as the string "100" misses ``c = '100.0'``, a DOUBLE 1.0 read as a BIGINT misses
+    width, decimals of any scale (both up to 38 digits, or both wider), the string and the
+    binary types, dates, times; and timestamps, both with a time zone or both without.
+    Never across kinds: a DOUBLE 100.0 read as the string "100" misses ``c = '100.0'``, a
+    DOUBLE 1.0 read as a BIGINT misses
     ``c = 1.0000000000000001`` (equal as doubles), a FLOAT 0.1 read as a DOUBLE misses
     ``c = 0.1`` (equal as floats) - DuckDB compares each file in its own type."""
     if pa.types.is_timestamp(found) and pa.types.is_timestamp(indexed):
         return (found.tz is None) == (indexed.tz is None)
+    if pa.types.is_decimal(found) and pa.types.is_decimal(indexed):  # DuckDB reads one
+        return (found.precision > 38) == (indexed.precision > 38)  # wider than 38 as DOUBLE
     return any(k(found) and k(indexed) for k in _KINDS)
 
 

@@ -24,7 +24,13 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from bloomskip import formats
-from bloomskip.errors import BloomskipError, CorruptFileError, SourceChangedError, SourceError
+from bloomskip.errors import (
+    BloomskipError,
+    CorruptFileError,
+    NotDataFileError,
+    SourceChangedError,
+    SourceError,
+)
 from bloomskip.hashing.arrow import PhysicalSpec
 from bloomskip.objstore import PYARROW_TO_URL, first_line, mtime_ns, open_store
 from bloomskip.sources.base import IndexRead, Source, SourceFile
@@ -204,8 +210,8 @@ class FileSource(Source):
                 if not rel or name.endswith("/"):
                     continue  # a "directory" marker object, as some clients write
                 rels.append(rel)
-                if _hidden(rel):
-                    continue
+                if _hidden(rel) or not int(meta["size"]):  # an empty object has no rows;
+                    continue  # a "directory" marker listed without its slash (obstore) is one
                 mine[rel] = _object_entry(bucket, meta)
             kept = _outside_indexes(mine, rels, self.uri_of(root))
             found.update((f.path, f) for f in kept.values())
@@ -219,7 +225,13 @@ class FileSource(Source):
     def read_for_index(self, file: SourceFile, names: Sequence[str]) -> IndexRead:
         label = self.uri_of(file.path)
         with self.open(file.path) as fh:
-            r = self.reader(fh, file.path)
+            try:
+                r = self.reader(fh, file.path)
+            except NotDataFileError as e:  # no rows - unless it was being replaced then:
+                after = self.stat(file.path)  # the bytes judged must be the file listed
+                if e.size != file.size or after is None or after.identity != file.identity:
+                    raise SourceChangedError("changed while it was being indexed") from None
+                raise
             missing = [n for n in names if n not in r.schema.names]
             if missing:
                 raise BloomskipError(f"{label}: no column {', '.join(missing)}")
@@ -229,16 +241,14 @@ class FileSource(Source):
             raise SourceChangedError("changed while it was being indexed")
         return IndexRead(r.format, table, r.unit_rows, shadowed=self._partition_keys(file.path))
 
-    def _partition_keys(self, path: str) -> frozenset[str]:
-        """The keys of the ``key=value`` directories between a root and ``path``, case
-        folded (Spark's reader, by default, matches them to columns ignoring case)."""
-        for root in self.paths:
-            base = root.rstrip("/") + "/"
-            if path.startswith(base):
-                parts = path[len(base) :].split("/")[:-1]
-                keys = (unquote(p.partition("=")[0]) for p in parts if "=" in p)
-                return frozenset(k.casefold() for k in keys)
-        return frozenset()
+    @staticmethod
+    def _partition_keys(path: str) -> frozenset[str]:
+        """The keys of the ``key=value`` directories above ``path``, case folded: below
+        the root, as Spark's reader discovers them (matched to columns ignoring case), and
+        above it too, as DuckDB's hive detection reads a path (``.../c=DE/`` loaded)."""
+        parts = path.split("/")[:-1]
+        keys = (unquote(p.partition("=")[0]) for p in parts if "=" in p)
+        return frozenset(k.casefold() for k in keys)
 
     def arrow_schema(self, listing: Sequence[SourceFile]) -> pa.Schema:
         """The schema of the first readable file."""
