@@ -326,3 +326,19 @@ def test_what_is_not_a_condition_is_refused(sql, what):
     """Engines reject ``WHERE 5``; answering "may match" would hide the mistake."""
     with pytest.raises(PredicateError, match=f"is {what}, not a condition"):
         parse(sql)
+
+
+@pytest.mark.parametrize("value", [None, b"a = 1", 5, ["a = 1"]])
+def test_what_is_not_a_predicate_is_a_predicate_error_at_every_entry(value, tmp_path):
+    """Found (API review): only the zone index checked; ``prune(path, None)`` and
+    ``bind(None, ...)`` raised a bare ``TypeError`` ("not a predicate node")."""
+    import pyarrow.parquet as pq
+
+    from bloomskip.parquet import prune
+
+    with pytest.raises(PredicateError, match=r"SQL text .* or an expression tree"):
+        bind(value, {"a": Column(pa.int64())})
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"a": [1]}), path)
+    with pytest.raises(PredicateError, match="a predicate is SQL text"):
+        prune(str(path), value)

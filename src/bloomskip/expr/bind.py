@@ -75,8 +75,20 @@ class _Bind(ExpressionTransform):
         return bound
 
 
+def predicate(value: object) -> Expression | str:
+    """``value`` if it is a predicate - SQL text or an expression tree - else a one-line
+    :class:`~bloomskip.errors.PredicateError` (every entry point binds through here)."""
+    if isinstance(value, str | Expression):
+        return value
+    hint = " (decode the bytes first)" if isinstance(value, bytes | bytearray) else ""
+    shown = repr(value)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    raise PredicateError(f"a predicate is SQL text (str) or an expression tree, got {shown}{hint}")
+
+
 def bind(expr: Expression | str, schema: Mapping[str, Column]) -> Expression:
     """Bind a predicate (a tree or SQL text) to ``schema``; NOT is rewritten away."""
+    expr = predicate(expr)
     tree = parse(expr) if isinstance(expr, str) else expr
     return visit(rewrite_not(tree), _Bind(schema))
 
@@ -86,4 +98,4 @@ def referenced(expr: Expression) -> list[BoundReference]:
     return [t for t in terms(expr) if isinstance(t, BoundReference)]
 
 
-__all__ = ["BoundReference", "Column", "bind", "referenced", "resolve"]
+__all__ = ["BoundReference", "Column", "bind", "predicate", "referenced", "resolve"]

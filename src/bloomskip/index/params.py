@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from bloomskip.errors import InvalidParameterError, PredicateError
+from bloomskip.errors import InvalidParameterError
+from bloomskip.expr.bind import predicate as check_predicate
 from bloomskip.expr.expressions import Expression
 
 #: Reader threads at most (``threads=``, ``--threads``).
@@ -96,13 +97,9 @@ def column(value: object, indexed: Sequence[str], root: str) -> str:
 
 
 def predicate(value: object) -> str | Expression:
-    """SQL text or an expression tree (empty text is the parser's to refuse)."""
-    if isinstance(value, str | Expression):
-        return value
-    hint = " (decode the bytes first)" if isinstance(value, bytes | bytearray) else ""
-    raise PredicateError(
-        f"a predicate is SQL text (str) or an expression tree, got {_show(value)}{hint}"
-    )
+    """SQL text or an expression tree (empty text is the parser's to refuse), checked
+    before anything is listed: :func:`bloomskip.expr.bind.predicate`."""
+    return check_predicate(value)
 
 
 def _number(value: object, what: str, accepted: str) -> float:
