@@ -37,6 +37,7 @@ from bloomskip.errors import (
     UnsupportedFileError,
 )
 from bloomskip.index import build
+from bloomskip.sources.files import HIVE_NULL
 from bloomskip.spark.datasource import (
     BloomskipDataSource,
     FilePartition,
@@ -44,7 +45,6 @@ from bloomskip.spark.datasource import (
     spark_schema,
     translate,
 )
-from bloomskip.spark.readfile import HIVE_NULL
 
 FILES = 4
 ROWS = 256

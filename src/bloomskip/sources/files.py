@@ -246,9 +246,7 @@ class FileSource(Source):
         """The keys of the ``key=value`` directories above ``path``, case folded: below
         the root, as Spark's reader discovers them (matched to columns ignoring case), and
         above it too, as DuckDB's hive detection reads a path (``.../c=DE/`` loaded)."""
-        parts = path.split("/")[:-1]
-        keys = (unquote(p.partition("=")[0]) for p in parts if "=" in p)
-        return frozenset(k.casefold() for k in keys)
+        return frozenset(k.casefold() for k, _ in hive_pairs(path))
 
     def arrow_schema(self, listing: Sequence[SourceFile]) -> pa.Schema:
         """The schema of the first readable file."""
@@ -362,10 +360,24 @@ def _outside_indexes(
 
 
 _HIDDEN = ("_", ".")
+#: How a partition directory names a null value (Hive's, and Spark's).
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def hive_pairs(path: str) -> tuple[tuple[str, str | None], ...]:
+    """The ``key=value`` directories of ``path`` (a file's: its last part is not one), in
+    order: ``(key, value)``, both %-unescaped, the value None for :data:`HIVE_NULL`."""
+    out = []
+    for part in path.split("/")[:-1]:
+        key, eq, value = part.partition("=")
+        if eq and key:
+            v = unquote(value)
+            out.append((unquote(key), None if v == HIVE_NULL else v))
+    return tuple(out)
 
 
 def _hidden(rel: str) -> bool:
     return any(part.startswith(_HIDDEN) for part in rel.split("/"))
 
 
-__all__ = ["FileSource"]
+__all__ = ["HIVE_NULL", "FileSource", "hive_pairs"]

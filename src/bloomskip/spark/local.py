@@ -37,6 +37,7 @@ from bloomskip.errors import BloomskipError, SourceChangedError
 from bloomskip.index.query import ZoneIndex
 from bloomskip.index.results import FileCandidate, QueryResult
 from bloomskip.index.rows import RowFilter
+from bloomskip.sources.files import hive_pairs
 from bloomskip.spark.readfile import conform, file_identity, read_tables, spark_arrow_schema
 
 #: Candidate rows up to which a lookup reads them on the driver (``local_rows``).
@@ -92,13 +93,10 @@ def why_not_local(
             return f"column {f.name} is not in the files (a partition column?)"
         if not isinstance(f.dataType, flat) or (fmt == "orc" and isinstance(f.dataType, times)):
             return f"column {f.name} ({f.dataType.simpleString()}) is read by Spark"
-    from urllib.parse import unquote
-
     names = {f.name.casefold() for f in schema.fields}
     for c in result.files:  # Spark gives such a column its directory's value
-        for part in c.path.split("/")[:-1]:
-            key = unquote(part.partition("=")[0]) if "=" in part else None
-            if key is not None and key.casefold() in names:
+        for key, _ in hive_pairs(c.path):
+            if key.casefold() in names:
                 return f"a partition directory names column {key}"
     return None
 

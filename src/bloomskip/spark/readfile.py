@@ -25,7 +25,7 @@ from bloomskip.errors import (
 )
 from bloomskip.formats.ranges import merge_ranges
 from bloomskip.formats.ranges import overlap as _overlap
-from bloomskip.sources.files import FileSource
+from bloomskip.sources.files import FileSource, hive_pairs
 from bloomskip.spark.types import match_column
 
 
@@ -60,27 +60,14 @@ def read_file(
         yield conform(table, target, columns, uri, values)
 
 
-#: How a partition directory names a null value (Hive's, and Spark's).
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-
-
 def partition_values(uri: str, roots: Sequence[str]) -> tuple[tuple[str, str | None], ...]:
     """The ``key=value`` directories between the root that holds ``uri`` and the file, as
-    Spark's reader discovers partitions under the path it loads: ``(key, value)`` each,
-    the value %-unescaped, None for :data:`HIVE_NULL`."""
-    from urllib.parse import unquote
-
+    Spark's reader discovers partitions under the path it loads
+    (:func:`bloomskip.sources.files.hive_pairs`)."""
     for root in roots:
         base = root.rstrip("/") + "/"
-        if not uri.startswith(base):
-            continue
-        out = []
-        for part in uri[len(base) :].split("/")[:-1]:
-            key, eq, value = part.partition("=")
-            if eq and key:
-                v = unquote(value)
-                out.append((unquote(key), None if v == HIVE_NULL else v))
-        return tuple(out)
+        if uri.startswith(base):
+            return hive_pairs(uri[len(base) :])
     return ()
 
 
