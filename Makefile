@@ -19,7 +19,15 @@ DEMO_ARGS ?=
 demo: $(STAMP)
 	$(VENV)/bin/bloomskip demo $(DEMO_ARGS)
 
-test: $(STAMP)
+# Azurite (Microsoft's Azure Storage emulator) for the az:// tests, from the npm registry at
+# the version tests/support/azurite/package-lock.json pins; without npm they are skipped.
+AZURITE := tests/support/azurite/node_modules/.bin/azurite-blob
+$(AZURITE): tests/support/azurite/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix tests/support/azurite --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "npm not found: the Azure (Azurite) tests will be skipped"; fi
+
+test: $(STAMP) $(AZURITE)
 	$(PY) -m pytest
 
 test-fast: $(STAMP)
@@ -46,5 +54,6 @@ proto: $(STAMP)
 	$(PY) -m grpc_tools.protoc -I proto --python_out=src proto/bloomskip/orc/messages.proto
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis bench/.build
+	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis bench/.build \
+		tests/support/azurite/node_modules
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

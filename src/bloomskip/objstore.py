@@ -4,9 +4,17 @@ to open a store for a URL, configured as users configure their clients.
 Credentials, region and endpoint come from the standard environment variables
 (``AWS_ACCESS_KEY_ID``, ``AWS_REGION``, ``AWS_ENDPOINT_URL``, ``GOOGLE_APPLICATION_
 CREDENTIALS``, ``AZURE_STORAGE_ACCOUNT_NAME``, ...). A plain-http endpoint is allowed when
-``AWS_ALLOW_HTTP=true`` or ``AWS_ENDPOINT_URL`` says ``http://``. Used by index storage
-(:mod:`bloomskip.index.storage`) and by lakes on object stores (listing with ETags,
-:mod:`bloomskip.sources.files`).
+``AWS_ALLOW_HTTP`` or ``AZURE_ALLOW_HTTP`` is true, or an endpoint variable says
+``http://`` (Azurite, the Azure emulator, with ``AZURE_STORAGE_USE_EMULATOR=true``). Used by
+index storage (:mod:`bloomskip.index.storage`) and by lakes on object stores (listing with
+ETags, :mod:`bloomskip.sources.files`).
+
+Lakes are read through ``pyarrow.fs`` (:func:`filesystem`). pyarrow's S3 and GCS file
+systems read the same variables; its Azure one reads none, so for ``az://`` (and
+``abfs[s]://``) it is made here from the variables obstore reads: account name and key or
+SAS token, the emulator switch, the endpoint, a service principal. Credentials are never
+taken from a URI's query (``?secret_key=``, a SAS ``sig=``): a lake's URI is stored in
+its index, so such a URI is refused, with the variable to use instead.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import os
 import re
 from datetime import datetime
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from bloomskip.errors import SourceError
 
@@ -29,15 +38,130 @@ def open_store(url: str) -> Any:
         from obstore.store import from_url
     except ImportError as e:  # pragma: no cover - a dependency
         raise SourceError(f"{url}: object stores need obstore ({e})") from None
-    options = {}
-    if os.environ.get("AWS_ALLOW_HTTP", "").lower() in ("1", "true") or os.environ.get(
-        "AWS_ENDPOINT_URL", ""
-    ).startswith("http://"):
-        options["allow_http"] = True
+    options = {"allow_http": True} if _allow_http() else {}
     try:
         return from_url(url, client_options=options or None)
     except Exception as e:  # obstore's errors, configuration errors: one line
         raise SourceError(f"{url}: cannot open the object store: {first_line(e)}") from None
+
+
+def _true(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes")
+
+
+def _allow_http() -> bool:
+    return (
+        _true("AWS_ALLOW_HTTP")
+        or _true("AZURE_ALLOW_HTTP")
+        or _true("AZURE_STORAGE_USE_EMULATOR")
+        or any(os.environ.get(v, "").startswith("http://") for v in _ENDPOINTS)
+    )
+
+
+_ENDPOINTS = ("AWS_ENDPOINT_URL", "AZURE_STORAGE_ENDPOINT", "AZURE_ENDPOINT")
+#: A URI's query parameters that carry a secret (pyarrow's S3 keys, an Azure SAS).
+_SECRETS = frozenset(
+    {"access_key", "secret_key", "session_token", "sig", "account_key", "client_secret"}
+)
+#: Azurite's documented, public development account.
+EMULATOR_ACCOUNT = "devstoreaccount1"
+EMULATOR_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+
+
+def filesystem(uri: str) -> tuple[Any, str]:
+    """``uri`` as a ``pyarrow.fs`` file system and a path in it (``bucket/key`` on object
+    stores); SourceError (one line) if it cannot be opened or carries a credential."""
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+    parts = urlsplit(uri)
+    secret = sorted({k for k, _ in parse_qsl(parts.query)} & _SECRETS)
+    if secret:
+        raise SourceError(
+            f"{parts.scheme}://{parts.netloc}{parts.path}: a credential in the URI "
+            f"({', '.join(secret)}) would be stored in the index; give it in the environment "
+            "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AZURE_STORAGE_ACCOUNT_KEY, "
+            "AZURE_STORAGE_SAS_TOKEN, ...)"
+        )
+    scheme = parts.scheme.lower()
+    try:
+        if scheme in ("az", "azure", "abfs", "abfss"):
+            return _azure(parts)
+        if scheme in ("s3a", "s3n"):
+            uri = "s3://" + uri.split("://", 1)[1]
+        return pafs.FileSystem.from_uri(uri)
+    except (OSError, ValueError, pa.ArrowException) as e:
+        raise SourceError(
+            f"{uri}: not a file system URI pyarrow can open: {first_line(e)}"
+        ) from None
+
+
+def _azure(parts) -> tuple[Any, str]:
+    """pyarrow's Azure file system for ``az://container/path`` or
+    ``abfs[s]://container@account.dfs.core.windows.net/path``, configured by the
+    environment as obstore is."""
+    import pyarrow.fs as pafs
+
+    env = os.environ.get
+    container, at, host = parts.netloc.rpartition("@")
+    if not at:
+        container, host = parts.netloc, ""
+    emulator = _true("AZURE_STORAGE_USE_EMULATOR")
+    account = (
+        (host.split(".", 1)[0] if host else "")
+        or env("AZURE_STORAGE_ACCOUNT_NAME")
+        or (EMULATOR_ACCOUNT if emulator else "")
+    )
+    if not container or not account:
+        raise ValueError(
+            "name the container (az://container/path) and the account "
+            "(AZURE_STORAGE_ACCOUNT_NAME, or abfss://container@account.dfs.core.windows.net/)"
+        )
+    options: dict[str, str] = {}
+    key = next(
+        (
+            env(v)
+            for v in (
+                "AZURE_STORAGE_ACCOUNT_KEY",
+                "AZURE_STORAGE_ACCESS_KEY",
+                "AZURE_STORAGE_MASTER_KEY",
+            )
+            if env(v)
+        ),
+        None,
+    )
+    sas = env("AZURE_STORAGE_SAS_TOKEN") or env("AZURE_STORAGE_SAS_KEY")
+    if key:
+        options["account_key"] = key
+    elif sas:
+        options["sas_token"] = sas.lstrip("?")
+    elif emulator:
+        options["account_key"] = EMULATOR_KEY
+    principal = [env(v) for v in ("AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_TENANT_ID")]
+    if not options and all(principal):
+        options.update(zip(("client_id", "client_secret", "tenant_id"), principal, strict=True))
+    endpoint = (
+        env("AZURITE_BLOB_STORAGE_URL") or "http://127.0.0.1:10000"
+        if emulator
+        else env("AZURE_STORAGE_ENDPOINT") or env("AZURE_ENDPOINT")
+    )
+    if endpoint:
+        e = urlsplit(endpoint if "://" in endpoint else "https://" + endpoint)
+        # pyarrow puts the account before an authority starting with "." and after others
+        authority = e.netloc
+        if authority.startswith(account + "."):
+            authority = authority[len(account) :]
+        dfs = authority.replace(".blob.", ".dfs.") if authority.startswith(".") else authority
+        options.update(
+            blob_storage_authority=authority,
+            dfs_storage_authority=dfs,
+            blob_storage_scheme=e.scheme or "https",
+            dfs_storage_scheme=e.scheme or "https",
+        )
+    fs = pafs.AzureFileSystem(account, **options)
+    return fs, f"{container}/{parts.path.strip('/')}".rstrip("/")
 
 
 def first_line(e: BaseException) -> str:
@@ -65,9 +189,21 @@ _HINTS = (
         "no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or "
         "AWS_WEB_IDENTITY_TOKEN_FILE), or run where an instance role answers",
     ),
+    (("ContainerNotFound",), "the container does not exist"),
     (
-        ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied"),
+        (
+            "InvalidAccessKeyId",
+            "SignatureDoesNotMatch",
+            "AccessDenied",
+            "AuthorizationFailure",
+            "AuthenticationFailed",
+            "AuthorizationPermissionMismatch",
+        ),
         "access refused (the credentials, or what they may do)",
+    ),
+    (
+        ("builder error",),
+        "a plain-http endpoint needs AWS_ALLOW_HTTP=true or AZURE_ALLOW_HTTP=true",
     ),
 )
 
@@ -77,4 +213,4 @@ def mtime_ns(when: datetime) -> int:
     return (int(when.timestamp()) * 10**6 + when.microsecond) * 1000
 
 
-__all__ = ["PYARROW_TO_URL", "SCHEMES", "first_line", "mtime_ns", "open_store"]
+__all__ = ["PYARROW_TO_URL", "SCHEMES", "filesystem", "first_line", "mtime_ns", "open_store"]

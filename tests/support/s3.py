@@ -64,7 +64,7 @@ class S3:
         return sorted(i.path[len(base) + 1 :] for i in infos if i.type == pafs.FileType.File)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -74,7 +74,7 @@ def _free_port() -> int:
 def moto_server() -> Iterator[S3]:
     from moto.server import ThreadedMotoServer
 
-    port = _free_port()
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
@@ -93,4 +93,4 @@ def moto_server() -> Iterator[S3]:
         server.stop()
 
 
-__all__ = ["S3", "moto_server"]
+__all__ = ["S3", "free_port", "moto_server"]

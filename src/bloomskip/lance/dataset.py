@@ -35,12 +35,15 @@ def is_lance_dataset(path: str | os.PathLike) -> bool:
     """True if ``path`` is a Lance dataset directory (it holds ``_versions/``)."""
     text = os.fspath(path)
     if "://" in text and not text.startswith("file://"):
+        import pyarrow as pa
         import pyarrow.fs as pafs
 
+        from bloomskip.objstore import filesystem
+
         try:
-            fs, root = pafs.FileSystem.from_uri(text)
+            fs, root = filesystem(text)
             info = fs.get_file_info(root.rstrip("/") + "/_versions")
-        except (OSError, ValueError):
+        except (SourceError, OSError, ValueError, pa.ArrowException):
             return False
         return info.type == pafs.FileType.Directory
     if text.startswith("file://"):

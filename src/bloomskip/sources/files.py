@@ -1,5 +1,6 @@
 """A lake of Parquet and ORC files: listing it and reading its files, through ``pyarrow.fs``
-(local paths, ``file://``, ``s3://``, ``gs://``, ``hdfs://``).
+(local paths, ``file://``, ``s3://``, ``gs://``, ``az://``, ``hdfs://``; made by
+:func:`bloomskip.objstore.filesystem`).
 
 A lake is a directory (listed recursively), one file, or a list of files. As Spark and
 Hive do, names starting with ``_`` or ``.`` are skipped (``_SUCCESS``, ``_delta_log/``,
@@ -32,7 +33,7 @@ from bloomskip.errors import (
     SourceError,
 )
 from bloomskip.hashing.arrow import PhysicalSpec
-from bloomskip.objstore import PYARROW_TO_URL, first_line, mtime_ns, open_store
+from bloomskip.objstore import PYARROW_TO_URL, filesystem, first_line, mtime_ns, open_store
 from bloomskip.sources.base import IndexRead, Source, SourceFile
 
 #: How many files are tried for a schema or a physical type before giving up.
@@ -73,7 +74,10 @@ class FileSource(Source):
             raise CorruptFileError(f"the index's source is malformed: {str(data)[:200]}")
         if data["filesystem"] == "local":
             return cls(uri=data["uri"], filesystem=pafs.LocalFileSystem(), paths=tuple(paths))
-        f, _ = pafs.FileSystem.from_uri(data["uri"].split(",")[0])
+        first = data["uri"].split(",")[0]
+        if "://" not in first:  # several object-store paths: named without their scheme
+            first = f"{PYARROW_TO_URL.get(data['filesystem'], data['filesystem'])}://{paths[0]}"
+        f, _ = filesystem(first)
         return cls(uri=data["uri"], filesystem=f, paths=tuple(paths))
 
     @classmethod
@@ -87,10 +91,7 @@ class FileSource(Source):
             if text.startswith("file:/") and not text.startswith("file://"):
                 text = "file://" + text[len("file:") :]  # Hadoop's file:/abs, as Spark takes
             if "://" in text:
-                try:
-                    f, p = pafs.FileSystem.from_uri(text)
-                except (OSError, ValueError) as e:
-                    raise SourceError(f"{text}: not a file system URI pyarrow can open: {e}") from e
+                f, p = filesystem(text)
             else:
                 f, p = pafs.LocalFileSystem(), os.path.abspath(text)
             if fs is None:
@@ -276,10 +277,21 @@ class FileSource(Source):
 
 
 def _object_entry(bucket: str, meta) -> SourceFile:
-    etag = meta.get("e_tag")
     return SourceFile(
-        f"{bucket}/{meta['path']}", int(meta["size"]), mtime_ns(meta["last_modified"]), etag
+        f"{bucket}/{meta['path']}",
+        int(meta["size"]),
+        mtime_ns(meta["last_modified"]),
+        etag(meta.get("e_tag")),
     )
+
+
+def etag(value: str | None) -> str | None:
+    """An ETag in one form, quoted as HTTP writes it: Azure's List Blobs gives ETags
+    without their quotes (by design) where a HEAD gives them quoted, and an object must
+    look the same both ways, or every file would seem to change while it is read."""
+    if value is None or value.startswith(('"', 'W/"')):
+        return value
+    return f'"{value}"'
 
 
 def _entry(info: pafs.FileInfo) -> SourceFile:

@@ -25,16 +25,14 @@ from bloomskip.errors import (
 )
 from bloomskip.formats.ranges import merge_ranges
 from bloomskip.formats.ranges import overlap as _overlap
+from bloomskip.objstore import filesystem
 from bloomskip.sources.files import FileSource, hive_pairs
 from bloomskip.spark.types import match_column
 
 
 def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
     if "://" in uri and not uri.startswith("file://"):
-        try:
-            return pafs.FileSystem.from_uri(uri)
-        except (OSError, ValueError) as e:
-            raise SourceError(f"{uri}: not a file system URI pyarrow can open: {e}") from e
+        return filesystem(uri)
     return pafs.LocalFileSystem(), uri.removeprefix("file://")
 
 

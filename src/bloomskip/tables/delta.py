@@ -47,7 +47,7 @@ from bloomskip.errors import (
     SourceError,
     UnsupportedFileError,
 )
-from bloomskip.objstore import first_line
+from bloomskip.objstore import filesystem, first_line
 from bloomskip.sources.files import FileSource
 from bloomskip.tables.base import (
     ReadTask,
@@ -108,9 +108,9 @@ def is_delta_table(path: str | os.PathLike) -> bool:
         return False
     if "://" in text and not text.startswith("file://"):
         try:
-            fs, root = pafs.FileSystem.from_uri(text)
+            fs, root = filesystem(text)
             info = fs.get_file_info(root.rstrip("/") + "/" + LOG_DIR)
-        except (OSError, ValueError):
+        except (SourceError, OSError, ValueError, pa.ArrowException):
             return False
         return info.type == pafs.FileType.Directory
     if text.startswith("file://"):
@@ -284,9 +284,9 @@ class DeltaSource(TableSource):
                 other, path = (
                     (pafs.LocalFileSystem(), decoded.split(":", 1)[1].lstrip("/"))
                     if decoded.startswith("file:")
-                    else pafs.FileSystem.from_uri(decoded)
+                    else filesystem(decoded)
                 )
-            except (OSError, ValueError) as e:
+            except (SourceError, OSError, ValueError) as e:
                 raise CorruptFileError(f"{self.uri}: data file {raw!r}: {e}") from None
             if not other.equals(fs.filesystem):
                 raise UnsupportedFileError(

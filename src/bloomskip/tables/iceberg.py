@@ -48,7 +48,7 @@ from bloomskip.errors import (
     UnsupportedFileError,
 )
 from bloomskip.formats.ranges import merge_ranges
-from bloomskip.objstore import first_line
+from bloomskip.objstore import filesystem, first_line
 from bloomskip.sources.files import FileSource
 from bloomskip.tables.base import (
     ReadTask,
@@ -116,11 +116,8 @@ def fs_path(location: str) -> tuple[pafs.FileSystem, str]:
     pyarrow file system and a path in it, as pyiceberg opens it (no unquoting)."""
     if location.startswith("file:"):
         return pafs.LocalFileSystem(), "/" + location[len("file:") :].lstrip("/")
-    if location.startswith(("s3a://", "s3n://")):
-        location = "s3://" + location.split("://", 1)[1]
     if "://" in location:
-        fs, path = pafs.FileSystem.from_uri(location)
-        return fs, path
+        return filesystem(location)  # s3a:// and s3n:// as s3://
     return pafs.LocalFileSystem(), location
 
 

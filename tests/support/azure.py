@@ -1,0 +1,108 @@
+"""An Azure Blob Storage API server on loopback for the tests: Azurite, Microsoft's
+emulator, started as a child process (``make test`` installs it with npm into
+``tests/support/azurite/node_modules``; without it the Azure tests are skipped).
+
+:func:`azurite_server` starts its blob service on ``127.0.0.1`` and a free port, kept in
+memory, telemetry off, and points the standard variables at it as a user points them at
+an emulator (``AZURE_STORAGE_USE_EMULATOR``, ``AZURITE_BLOB_STORAGE_URL``, the emulator's
+public account and key); obstore (indexes, listings) and bloomskip's pyarrow Azure file
+system (reading lakes) both read them. Azurite answers ``If-None-Match: *`` with 409 on an
+existing blob, which index commits rely on. Nothing ever leaves the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from bloomskip.objstore import EMULATOR_ACCOUNT, EMULATOR_KEY
+from tests.support.s3 import free_port
+
+AZURITE = Path(__file__).parent / "azurite" / "node_modules" / ".bin" / "azurite-blob"
+
+
+@dataclass
+class Azure:
+    port: int
+    container: str
+
+    def fs(self) -> pafs.AzureFileSystem:
+        where = f"127.0.0.1:{self.port}"
+        return pafs.AzureFileSystem(
+            EMULATOR_ACCOUNT,
+            account_key=EMULATOR_KEY,
+            blob_storage_authority=where,
+            dfs_storage_authority=where,
+            blob_storage_scheme="http",
+            dfs_storage_scheme="http",
+        )
+
+    def uri(self, *parts: str) -> str:
+        return "az://" + "/".join([self.container, *parts])
+
+    def fresh(self) -> str:
+        return uuid.uuid4().hex[:12]
+
+    def write_table(self, table: pa.Table, *parts: str, **options) -> None:
+        pq.write_table(table, "/".join([self.container, *parts]), filesystem=self.fs(), **options)
+
+    def delete(self, *parts: str) -> None:
+        self.fs().delete_file("/".join([self.container, *parts]))
+
+
+@contextlib.contextmanager
+def azurite_server() -> Iterator[Azure]:
+    """Azurite's blob service for the block; raises FileNotFoundError if not installed."""
+    if not AZURITE.exists():
+        raise FileNotFoundError(f"{AZURITE} (make test installs it with npm)")
+    port = free_port()
+    args = [str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(port)]
+    args += ["--inMemoryPersistence", "--disableTelemetry", "--loose", "--skipApiVersionCheck"]
+    proc = subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    )
+    env = {
+        "AZURE_STORAGE_USE_EMULATOR": "true",
+        "AZURITE_BLOB_STORAGE_URL": f"http://127.0.0.1:{port}",
+        "AZURE_STORAGE_ACCOUNT_NAME": EMULATOR_ACCOUNT,
+        "AZURE_STORAGE_ACCOUNT_KEY": EMULATOR_KEY,
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"Azurite did not start (exit code {proc.poll()})")
+            time.sleep(0.1)
+        os.environ.update(env)
+        azure = Azure(port, "bloomskip-tests")
+        azure.fs().create_dir(azure.container)
+        yield azure
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            proc.kill()
+
+
+__all__ = ["AZURITE", "Azure", "azurite_server"]
