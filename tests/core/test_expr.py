@@ -342,3 +342,26 @@ def test_what_is_not_a_predicate_is_a_predicate_error_at_every_entry(value, tmp_
     pq.write_table(pa.table({"a": [1]}), path)
     with pytest.raises(PredicateError, match="a predicate is SQL text"):
         prune(str(path), value)
+
+
+def test_a_condition_not_evaluated_still_names_real_columns():
+    """Found (new-user walkthrough): ``user_id = u_000123`` (quotes forgotten) and
+    ``userid > 5`` (a misspelt column) were taken as conditions bloomskip does not
+    evaluate - "may match", every row group read, exit 0. Their columns are resolved as
+    ``=``'s are: a name that is no column is an error, with a hint where a string was
+    most likely meant. A subquery's columns are another table's; ``NaN`` is a number."""
+    from bloomskip.expr.bind import Column, bind
+
+    schema = {"user_id": Column(pa.string()), "n": Column(pa.float64())}
+    for text, hint in [
+        ("user_id = u_000123", True),
+        ('user_id = "u_000123"', True),
+        ("userid > 5", False),
+        ("NOT (userid LIKE 'a%')", False),
+        ("upper(usr) = 'A'", False),
+    ]:
+        with pytest.raises(PredicateError, match="no column") as e:
+            bind(text, schema)
+        assert ("single quotes" in str(e.value)) == hint, str(e.value)
+    for text in ["user_id > 'a'", "USER_ID LIKE 'a%'", "user_id IN (SELECT x FROM t)", "n = NaN"]:
+        assert str(bind(text, schema))  # not evaluated, and not an error

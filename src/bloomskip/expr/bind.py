@@ -27,6 +27,7 @@ from bloomskip.expr.expressions import (
     LiteralPredicate,
     Not,
     Predicate,
+    Unsupported,
     rewrite_not,
     terms,
     visit,
@@ -64,6 +65,15 @@ class _Bind(ExpressionTransform):
 
     def visit_not(self, child: Expression) -> Expression:
         raise PredicateError(f"cannot bind {Not(child)}: rewrite_not left a NOT behind")
+
+    def visit_unsupported(self, expr: Unsupported) -> Expression:
+        for i, name in enumerate(expr.columns):  # not evaluated, but a name that is no
+            try:  # column is a mistake, as in "="
+                resolve(name, self.schema)
+            except PredicateError as e:
+                hint = "; a string takes single quotes: 'text'" if i else ""
+                raise PredicateError(f"{e} (in {expr.text[:80]}{hint})") from None
+        return expr
 
     def visit_predicate(self, pred: Predicate) -> Expression:
         if pred.bound:

@@ -32,7 +32,7 @@ pyiceberg's ``BooleanExpressionVisitor``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 if TYPE_CHECKING:
@@ -178,9 +178,12 @@ class Not(Expression):
 
 @dataclass(frozen=True)
 class Unsupported(Expression):
-    """A condition bloomskip does not evaluate; it always may match."""
+    """A condition bloomskip does not evaluate; it always may match. ``columns``: the
+    columns it names (outside subqueries), which must exist all the same: binding
+    resolves them, so a misspelt name is an error here as in ``=``."""
 
     text: str
+    columns: tuple[str, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return self.text
@@ -379,7 +382,7 @@ def _push_not(expr: Expression, negated: bool) -> Expression:
     if isinstance(expr, AlwaysFalse):
         return AlwaysTrue()
     if isinstance(expr, Unsupported):
-        return Unsupported(f"NOT ({expr.text})")
+        return Unsupported(f"NOT ({expr.text})", expr.columns)
     opposite = _NEGATION.get(type(expr))
     if opposite is None:
         raise TypeError(f"cannot negate {type(expr).__name__}")

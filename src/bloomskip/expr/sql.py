@@ -146,7 +146,17 @@ def _check_condition(node: exp.Expression) -> None:
 
 
 def _unsupported(node: exp.Expression) -> Unsupported:
-    return Unsupported(node.sql(dialect=DIALECT))
+    """``node`` as a condition not evaluated, with the columns it names (not those of a
+    subquery, nor the bare words ``NaN``/``Inf`` a user means as numbers)."""
+    names = dict.fromkeys(
+        _reference(c).name
+        for c in node.find_all(exp.Column)
+        if not c.find_ancestor(exp.Query) and c.name.lower() not in _NUMBER_WORDS
+    )
+    return Unsupported(node.sql(dialect=DIALECT), tuple(names))
+
+
+_NUMBER_WORDS = frozenset({"nan", "inf", "infinity"})
 
 
 def _reference(col: exp.Column) -> Reference:
