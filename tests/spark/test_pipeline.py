@@ -618,8 +618,13 @@ def test_an_open_lake_infers_the_schema_once_and_lists_files_every_query(spark, 
     opened = open_lake(spark, lake, tmp_path / "idx")
     plain = lambda q: _rows(spark.read.parquet(str(lake)).where(q))  # noqa: E731
     queries = ["k = 100005", "k = 5 AND day = '2024-01-01'", "k IN (1, 100001, 110003)"]
+    queries.append("k = 100005 AND NOT (day > '2024-01-01')")  # no rows
     for q in queries:
         assert _rows(opened.read(q)) == plain(q), q
+    # the partition column is no column of the files: the rest of the predicate prunes
+    plan = opened.plan("k = 100005 AND day > '2024-01-01'")
+    assert "index not used" not in plan.read_reasons, plan.read_reasons
+    assert any(n.startswith("not used for pruning: day") for n in plan.notes), plan.notes
     schema = opened.schema
     _write(lake / "day=2024-01-02" / "p9.parquet", _table(19, 400), 99)  # added
     (lake / "day=2024-01-01" / "p0.parquet").unlink()  # deleted

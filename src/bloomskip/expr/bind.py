@@ -103,9 +103,47 @@ def bind(expr: Expression | str, schema: Mapping[str, Column]) -> Expression:
     return visit(rewrite_not(tree), _Bind(schema))
 
 
+class _Unknown(ExpressionTransform):
+    def __init__(self, schema: Mapping[str, Column]) -> None:
+        self.schema, self.missing = schema, {}
+
+    def _known(self, names) -> bool:
+        ok = True
+        for name in names:
+            try:
+                resolve(name, self.schema)
+            except PredicateError:
+                self.missing[name] = None
+                ok = False
+        return ok
+
+    def visit_unsupported(self, expr: Unsupported) -> Expression:
+        return expr if self._known(expr.columns) else Unsupported(expr.text)
+
+    def visit_predicate(self, pred: Predicate) -> Expression:
+        return pred if pred.bound or self._known([pred.term.name]) else Unsupported(str(pred))
+
+
+def without_unknown(expr: Expression, schema: Mapping[str, Column]) -> tuple[Expression, list[str]]:
+    """``expr`` (unbound) with every condition naming a column ``schema`` lacks made a
+    condition not evaluated (always "may match", under NOT too), and those names: for a
+    caller whose engine knows more columns than the files hold (Spark's partition
+    directories), so that the rest of the predicate still prunes."""
+    t = _Unknown(schema)
+    return visit(expr, t), list(t.missing)
+
+
 def referenced(expr: Expression) -> list[BoundReference]:
     """The bound columns a bound predicate uses, in first-seen order."""
     return [t for t in terms(expr) if isinstance(t, BoundReference)]
 
 
-__all__ = ["BoundReference", "Column", "bind", "predicate", "referenced", "resolve"]
+__all__ = [
+    "BoundReference",
+    "Column",
+    "bind",
+    "predicate",
+    "referenced",
+    "resolve",
+    "without_unknown",
+]

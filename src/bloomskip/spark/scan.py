@@ -33,6 +33,7 @@ from typing import Any
 
 from bloomskip._json import attributes
 from bloomskip.errors import BloomskipError, InvalidParameterError, UnsupportedFileError
+from bloomskip.expr.bind import without_unknown
 from bloomskip.expr.sql import parse
 from bloomskip.index import store
 from bloomskip.index.layout import NOT_DATA
@@ -283,7 +284,12 @@ class IndexedLake:
             )
         elif index is not None:
             try:
-                expr = parse(where, dialect="spark")
+                expr, unknown = without_unknown(parse(where, dialect="spark"), index.schema())
+                if unknown:  # a partition directory's: Spark applies them, the index cannot
+                    notes.append(
+                        f"not used for pruning: {', '.join(unknown)} (no column of the "
+                        "indexed files)"
+                    )
                 result = index.query(expr, check_source=check_source, max_in_fpp=max_in_fpp)
             except (BloomskipError, OSError) as e:
                 notes.append(f"index not used: {e}")
