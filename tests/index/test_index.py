@@ -421,6 +421,28 @@ def test_adding_a_column_later_indexes_every_current_file_for_it(lake, tmp_path)
         index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000, fpp=0.1)
 
 
+def test_a_column_added_without_settings_takes_the_index_s(lake, tmp_path, capsys):
+    """Found (new-user walkthrough): on an index of 1,000-row zones, ``index build ... -c
+    low`` without ``--zone-rows`` was refused for the default's 8,192 (and the advice was
+    to overwrite, dropping the columns indexed). Unset settings are the index's now: its
+    zoning, and an indexed column's FPP and sizing; the report says the column was added
+    to the unchanged files."""
+    from bloomskip.cli import main
+
+    index.build(lake, ["uid"], tmp_path / "idx", zone_rows=1000, fpp=0.01, sizing="exact")
+    rep = index.build(lake, ["low"], tmp_path / "idx")
+    assert rep.columns_added == ["low"] and rep.files_indexed == 0 and rep.files_unchanged
+    assert "unchanged (low added to them)" in rep.to_text()
+    ix = index.open(tmp_path / "idx")
+    assert ix.manifest.zoning.zone_rows == 1000
+    assert (ix.columns["low"].fpp, ix.columns["low"].sizing) == (index.DEFAULT_FPP, "putze")
+    assert (ix.columns["uid"].fpp, ix.columns["uid"].sizing) == (0.01, "exact")
+    assert index.build(lake, ["uid"], tmp_path / "idx").committed is False  # as it is
+    assert main(["index", "build", str(lake), str(tmp_path / "idx"), "-c", "k"]) == 0
+    assert "(k added to them)" in capsys.readouterr().out
+    assert index.open(tmp_path / "idx").manifest.zoning.zone_rows == 1000
+
+
 def test_a_new_column_over_a_file_that_fails_now_leaves_it_read_in_full(
     lake, tmp_path, monkeypatch
 ):

@@ -103,18 +103,23 @@ def _add_build(actions: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     add_columns(b, "a column to index, repeatable", required=True)
     b.add_argument(
-        "--zone-rows", metavar="N", type=types.ZONE_ROWS, default=8192,
-        help="rows per zone (default 8192)",
+        "--zone-rows", metavar="N", type=types.ZONE_ROWS,
+        help="rows per zone (default 8192; on an existing index, its own)",
     )  # fmt: skip
-    add_fpp(b, 0.00057)
+    add_fpp(
+        b,
+        None,
+        "target FPP per zone (default 0.00057, Lance's; for a column already indexed, its own)",
+    )
     b.add_argument(
-        "--sizing", choices=("putze", "exact"), default="putze",
-        help="putze: every zone sized for --zone-rows values (Lance); exact: for its own "
-        "distinct count (smaller for low-cardinality columns)",
+        "--sizing", choices=("putze", "exact"),
+        help="putze (default): every zone sized for --zone-rows values (Lance); exact: for "
+        "its own distinct count (smaller for low-cardinality columns)",
     )  # fmt: skip
     b.add_argument(
-        "--align", choices=("rows", "row_groups"), default="rows",
-        help="row_groups: never cut across a Parquet row group or ORC stripe",
+        "--align", choices=("rows", "row_groups"),
+        help="row_groups: never cut across a Parquet row group or ORC stripe (default "
+        "rows; on an existing index, its own)",
     )  # fmt: skip
     add_encoding(
         b, None, "parquet: hash PLAIN bytes of the physical type (default); arrow: as Lance "

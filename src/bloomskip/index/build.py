@@ -48,7 +48,6 @@ from bloomskip.index import params, store
 from bloomskip.index import segments as seg
 from bloomskip.index.layout import (
     DEFAULT_FPP,
-    DEFAULT_ZONE_ROWS,
     FRAGMENT_GROUP_ROWS,
     FRAGMENT_SCHEMA,
     NOT_DATA,
@@ -95,6 +94,8 @@ class BuildReport:
     seconds: float = 0.0
     retries: int = 0
     snapshot: dict[str, Any] | None = None  # the table snapshot indexed (tables only)
+    #: Columns this build added to an existing index (over its unchanged files too).
+    columns_added: list[str] = field(default_factory=list)
     #: False: nothing was new, changed or gone, so no version was committed (``version``
     #: is the one already there).
     committed: bool = True
@@ -110,6 +111,11 @@ class BuildReport:
         n = self.files_not_data
         return f" ({n} of those indexed not Parquet or ORC: no rows)" if n else ""
 
+    def _added(self) -> str:
+        if not self.columns_added or not self.files_unchanged:
+            return ""
+        return f" ({', '.join(self.columns_added)} added to them)"
+
     def to_text(self) -> str:
         """What ``bloomskip index build`` and ``refresh`` print: counts, then failures."""
         at = "" if self.snapshot is None else f", {snapshot_text(self.snapshot)}"
@@ -117,7 +123,7 @@ class BuildReport:
         lines = [
             f"{self.index}: version {self.version}{kept}{at}, columns {', '.join(self.columns)}",
             f"  {self.files_listed} files listed: {self.files_indexed} indexed, "
-            f"{self.files_unchanged} unchanged, {self.files_dropped} dropped, "
+            f"{self.files_unchanged} unchanged{self._added()}, {self.files_dropped} dropped, "
             f"{len(self.failed)} not indexed{self._not_data()}",
             f"  {self.zones_written:,} zones, {self.bytes_written:,} B written in "
             f"{self.seconds:.2f} s",
@@ -133,10 +139,10 @@ def build(
     columns: str | Sequence[str],
     index_path: str | os.PathLike,
     *,
-    zone_rows: int = DEFAULT_ZONE_ROWS,
-    fpp: float = DEFAULT_FPP,
-    sizing: str = "putze",
-    align: str = "rows",
+    zone_rows: int | None = None,
+    fpp: float | None = None,
+    sizing: str | None = None,
+    align: str | None = None,
     file_filters: bool = False,
     encoding: str | None = None,
     threads: int | None = None,
@@ -156,6 +162,11 @@ def build(
     then equal those of Lance's own BLOOMFILTER index; ``"parquet"`` otherwise).
     ``file_filters=True`` also keeps a filter per file (a lookup then reads them all).
 
+    ``zone_rows``, ``align``, ``fpp``, ``sizing`` and ``encoding`` left None are the
+    index's own on an existing index (its zoning; a column's settings if it is indexed),
+    else the defaults (8192 rows, ``"rows"``, Lance's FPP 0.00057, ``"putze"``, the
+    source's encoding).
+
     The index root must be empty, new, or an index already: on an existing index, new
     columns are added (with the index's zoning) and the index is refreshed;
     ``overwrite=True`` replaces its content (what it no longer uses, :func:`vacuum`
@@ -169,19 +180,28 @@ def build(
     for what, value in (("file_filters", file_filters), ("overwrite", overwrite)):
         params.flag(value, what)
     params.flag(progress, "progress", optional=True)
-    if sizing not in SIZINGS:
+    if sizing is not None and sizing not in SIZINGS:
         raise InvalidParameterError(f"sizing must be one of {SIZINGS}, got {sizing!r}")
-    if not isinstance(fpp, int | float) or not 0.0 < fpp < 1.0:
+    if fpp is not None and (not isinstance(fpp, int | float) or not 0.0 < fpp < 1.0):
         raise InvalidParameterError(f"fpp must be strictly between 0 and 1, got {fpp!r}")
-    zoning = Zoning(zone_rows, align)
+    if encoding is not None:
+        Encoding.parse(encoding)
     storage = open_storage(index_path)
     src = resolve(source)
-    if encoding is None:
-        encoding = src.default_encoding
-    Encoding.parse(encoding)
-    settings = {"fpp": float(fpp), "sizing": sizing, "encoding": encoding, "ff": file_filters}
+    base = None if overwrite else _latest(storage)
+    known = base.zoning if base is not None else Zoning()
+    zoning = Zoning(
+        known.zone_rows if zone_rows is None else zone_rows,
+        known.align if align is None else align,
+    )
+    settings = {
+        "fpp": None if fpp is None else float(fpp),
+        "sizing": sizing,
+        "encoding": encoding,
+        "ff": file_filters,
+    }
     if not overwrite:  # fail before reading any file; checked again on every commit attempt
-        _check_compatible(_latest(storage), storage, src, zoning, names, settings)
+        _check_compatible(base, storage, src, zoning, names, settings)
     return _update(
         storage,
         src,
@@ -247,8 +267,8 @@ def _check_compatible(
         )
     for n in names:
         old = base.columns.get(n)
-        wanted = (settings["sizing"], settings["fpp"], settings["encoding"])
-        if old is not None and (old.sizing, old.fpp, old.encoding) != wanted:
+        given = [k for k in ("sizing", "fpp", "encoding") if settings[k] is not None]
+        if old is not None and any(getattr(old, k) != settings[k] for k in given):
             raise InvalidParameterError(
                 f"{n} is already indexed with sizing={old.sizing}, fpp={old.fpp}, "
                 f"encoding={old.encoding}; rebuild it with --overwrite (overwrite=True)"
@@ -349,6 +369,7 @@ def _update(
         _run_tasks(storage, src, runner, todo, columns, zoning, done)
         report = BuildReport(storage.uri, next_version, list(columns), files_listed=len(listing))
         report.snapshot = snapshot
+        report.columns_added = list(new_cols) if base is not None else []
         # Per column: the fragments each task result contributes.
         chosen: dict[str, dict[int, list[int]]] = {n: {} for n in columns}
         new_rows, failed, unreadable = [], {n: set() for n in columns}, []
@@ -610,16 +631,17 @@ def _new_column(
     elif pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
         t = pa.binary()
     physical = None
-    if settings["encoding"] == "parquet":
+    encoding = settings["encoding"] or src.default_encoding
+    if encoding == "parquet":
         physical = _parquet_physical(name, t, src, listing)
     return ColumnIndex(
         name=name,
         directory=column_directory(position, name),
         arrow_type=t,
         physical=physical,
-        encoding=settings["encoding"],
-        sizing=settings["sizing"],
-        fpp=settings["fpp"],
+        encoding=encoding,
+        sizing=settings["sizing"] or "putze",
+        fpp=DEFAULT_FPP if settings["fpp"] is None else settings["fpp"],
         file_filters=settings["ff"],
     )
 
