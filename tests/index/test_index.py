@@ -1010,3 +1010,19 @@ def test_tasks_are_balanced_runs_of_consecutive_files_covering_each_once(sizes, 
     biggest = max(max(s, 1) for s in sizes)
     for t in tasks:
         assert sum(max(sizes[p], 1) for p in t) <= total / n + biggest
+
+
+def test_a_lake_gone_since_indexing_says_how_to_answer_without_it(tmp_path):
+    """Found (new-user walkthrough): with the lake moved, a query said "<lake>: <lake>
+    does not exist" and nothing more."""
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    pq.write_table(pa.table({"k": np.arange(100)}), lake / "p.parquet")
+    index.build(lake, ["k"], tmp_path / "idx")
+    lake.rename(tmp_path / "moved")
+    with pytest.raises(SourceError) as e:
+        index.open(tmp_path / "idx").query("k = 5")
+    assert str(e.value).startswith(f"{lake} does not exist (the index checks its source;")
+    assert "check_source=False" in str(e.value)
+    got = index.open(tmp_path / "idx").query("k = 5", check_source=False)
+    assert [f.path for f in got.files] == [str(lake / "p.parquet")]

@@ -47,7 +47,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bloomskip.errors import CorruptFileError, InvalidParameterError
+from bloomskip.errors import CorruptFileError, InvalidParameterError, SourceError
 from bloomskip.expr.bind import Column, bind
 from bloomskip.expr.expressions import Expression
 from bloomskip.index import params, serving, store
@@ -336,7 +336,13 @@ class ZoneIndex:
         known: KnownValues | None = None
         columns, aliases, pruned = self.columns, {}, []
         if check_source:
-            seen = compare(self, src, predicate)
+            try:
+                seen = compare(self, src, predicate)
+            except SourceError as e:  # a lake moved, deleted or out of reach
+                raise SourceError(
+                    f"{e} (the index checks its source; check_source=False, "
+                    "--no-source-check, answers from the index alone)"
+                ) from None
             bound, fids, known, listing = seen.bound, seen.fids, seen.known, seen.fresh
             columns, aliases, pruned = seen.columns, seen.aliases, seen.pruned
             res.snapshot, res.sizes, res.rows_total = seen.snapshot, seen.sizes, seen.rows_total

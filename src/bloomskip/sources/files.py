@@ -120,7 +120,7 @@ class FileSource(Source):
             except (OSError, ValueError) as e:
                 raise SourceError(f"{self.uri}: cannot stat {root}: {e}") from e
             if info.type == pafs.FileType.NotFound:
-                raise SourceError(f"{self.uri}: {root} does not exist")
+                raise SourceError(_missing(self.uri, root))
             if info.type == pafs.FileType.File:
                 found[info.path] = _entry(info)
                 continue
@@ -202,7 +202,7 @@ class FileSource(Source):
             except Exception as e:
                 raise SourceError(f"{self.uri}: cannot list {root}: {first_line(e)}") from None
             if not metas:
-                raise SourceError(f"{self.uri}: {root} does not exist")
+                raise SourceError(_missing(self.uri, root))
             mine: dict[str, SourceFile] = {}
             rels = []
             for meta in metas:
@@ -274,6 +274,14 @@ class FileSource(Source):
             except (OSError, pa.ArrowException, BloomskipError, KeyError):
                 continue
         return None
+
+
+def _missing(uri: str, root: str) -> str:
+    return (
+        f"{uri} does not exist"
+        if uri.rstrip("/").endswith(root)
+        else f"{uri}: {root} does not exist"
+    )
 
 
 def _object_entry(bucket: str, meta) -> SourceFile:
