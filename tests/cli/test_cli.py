@@ -236,3 +236,23 @@ def test_add_bloom_policy_and_ndv_auto(tmp_path, capsys):
     assert "~" in capsys.readouterr().out  # the human summary marks estimates
     assert main(["add-bloom", str(path), "--ndv", "1e6", "--json"]) == 0  # in place
     assert {f["folded_from"] for f in json.loads(capsys.readouterr().out)["added"]} == {2 << 20}
+
+
+def test_a_first_run_says_kernels_are_compiling(tmp_path, monkeypatch, capsys):
+    """Found (new-user walkthrough): the first ``prune`` on a machine sat silent for 11 s
+    while numba compiled. On a terminal, with no kernel cached where numba looks, the
+    commands that run kernels say so first; a command that runs none, or output that is
+    not a terminal, says nothing."""
+    import bloomskip.cli as cli
+    from bloomskip.cli.common import kernels_cached
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    assert not kernels_cached()
+    (tmp_path / "cache" / "x" / "bloomskip" / "sbbf").mkdir(parents=True)
+    (tmp_path / "cache" / "x" / "bloomskip" / "sbbf" / "k.f-1.py311.nbi").write_bytes(b"")
+    assert kernels_cached()
+    monkeypatch.setattr(cli, "kernels_cached", lambda: False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    for argv, said in [(["hash", "5"], False), (["index", "status", str(tmp_path)], True)]:
+        cli.main(argv)
+        assert ("compiling its kernels" in capsys.readouterr().err) == said, argv

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 
 from bloomskip.cli import add_bloom, demo, hash, index, inspect, probe, prune, size
 from bloomskip.cli.common import (
@@ -31,6 +32,7 @@ from bloomskip.cli.common import (
     CommandListFormatter,
     Parser,
     StdoutClosed,
+    kernels_cached,
     one_line,
     say_error,
     silence_stdout,
@@ -39,6 +41,9 @@ from bloomskip.errors import BloomskipError
 
 #: The commands, in the order ``bloomskip --help`` lists them.
 COMMANDS = (demo, size, hash, inspect, probe, prune, add_bloom, index)
+#: Commands that run compiled kernels: on a machine with none cached yet, numba compiles
+#: them first, silently for seconds; stderr (a terminal) says so.
+COMPILES = frozenset({"demo", "probe", "prune", "add-bloom", "index"})
 
 DESCRIPTION = """\
 Bloom filters that make point lookups on data lakes fast: Parquet's Split Block Bloom
@@ -70,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     signal N while writing a file)."""
     try:
         args = build_parser().parse_args(argv)
+        if args.command in COMPILES and sys.stderr.isatty() and not kernels_cached():
+            say_error(f"{PROG}: compiling its kernels for this machine (first run only: 10-30 s)")
         return int(args.func(args))
     except SystemExit as e:  # --help (0), or a usage error already said in one line (2)
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)

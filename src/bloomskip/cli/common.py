@@ -21,6 +21,7 @@ import os
 import shutil
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from bloomskip.errors import MissingDependencyError
@@ -166,3 +167,18 @@ __all__ = [
     "say_error",
     "silence_stdout",
 ]
+
+
+def kernels_cached() -> bool:
+    """Has numba cached any of bloomskip's compiled kernels on this machine, where it
+    looks for them: under ``NUMBA_CACHE_DIR`` when set, else beside the package's
+    modules (``__pycache__/*.nbi``) or in numba's user cache folder (a read-only
+    install)? Without loading numba: asked before every command that runs kernels."""
+    given = os.environ.get("NUMBA_CACHE_DIR")
+    if given:
+        return any(True for _ in Path(given).glob("**/bloomskip/**/*.nbi"))
+    root = Path(__file__).resolve().parent.parent
+    if next(root.glob("*/__pycache__/*.nbi"), None) is not None:
+        return True
+    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
+    return any(True for _ in user.glob("**/bloomskip/**/*.nbi"))
