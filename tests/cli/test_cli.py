@@ -256,3 +256,25 @@ def test_a_first_run_says_kernels_are_compiling(tmp_path, monkeypatch, capsys):
     for argv, said in [(["hash", "5"], False), (["index", "status", str(tmp_path)], True)]:
         cli.main(argv)
         assert ("compiling its kernels" in capsys.readouterr().err) == said, argv
+
+
+def test_small_command_line_mistakes_get_a_way_out(tmp_path, capsys):
+    """Found (new-user walkthrough): an unquoted predicate, an unclosed string, a Parquet
+    file cut short, ``hash --json`` and ``demo --sbbf --json`` (ignored), ``--version``."""
+    from bloomskip.cli import main
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"k": [1, 2, 3]}), path)
+    assert main(["prune", str(path), "-w", "k", "=", "5"]) == 2
+    assert "quote it whole" in capsys.readouterr().err
+    assert main(["prune", str(path), "-w", "k = 'abc"]) == 2
+    assert "closing quote is missing" in capsys.readouterr().err
+    path.write_bytes(path.read_bytes()[:-3])
+    assert main(["prune", str(path), "-w", "k = 1"]) == 2
+    assert "ends without its footer" in capsys.readouterr().err
+    assert main(["hash", "--type", "int64", "--json", "5"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["physical"] == "INT64" and got["hashes"][0]["value"] == "5"
+    assert main(["demo", "--sbbf", "--json"]) == 2
+    assert "--json is the Spark demo's" in capsys.readouterr().err
+    assert main(["--version"]) == 0 and capsys.readouterr().out.startswith("bloomskip ")

@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=CommandListFormatter
     )
+    from bloomskip import __version__
+
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.register(sub)

@@ -52,8 +52,17 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         command = self.prog[len(PROG) :].strip() if self.prog.startswith(PROG) else self.prog
         where = f"{command}: " if command else ""
-        say_error(f"{PROG}: error: {where}{one_line(message)} (see '{self.prog} --help')")
+        hint = ""
+        if message.startswith("unrecognized arguments:") and _SQL_WORDS & {
+            w.upper() for w in message.split(":", 1)[1].split()
+        }:
+            hint = "; a predicate is one argument: quote it whole, \"user_id = 'u1'\""
+        say_error(f"{PROG}: error: {where}{one_line(message)}{hint} (see '{self.prog} --help')")
         raise SystemExit(2)
+
+
+#: Words that, left over on a command line, mean a predicate was not quoted.
+_SQL_WORDS = frozenset({"=", "!=", "<>", "<", ">", "<=", ">=", "IN", "AND", "OR", "IS", "NOT"})
 
 
 def command(

@@ -94,6 +94,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.sbbf:
+        if args.json:
+            raise InvalidParameterError("--sbbf prints a table only; --json is the Spark demo's")
         from bloomskip.demo.sbbf import run as run_sbbf
 
         run_sbbf(n=args.n, fpp=args.fpp, out=emit)

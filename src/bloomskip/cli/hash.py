@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 
 from bloomskip.cli import args as types
-from bloomskip.cli.common import command, emit
-from bloomskip.cli.options import add_encoding
+from bloomskip.cli.common import command, emit, emit_json
+from bloomskip.cli.options import add_encoding, add_json
 from bloomskip.errors import InvalidParameterError
 
 #: --type names (their Arrow types are built lazily: pyarrow loads only when hashing).
@@ -87,6 +87,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="xxhash64 (Parquet, default) or murmur3_x64_128 (the initial draft)",
     )  # fmt: skip
     p.add_argument("values", nargs="+", metavar="VALUE", help="a value (-- before one like -inf)")
+    add_json(p, 'print one JSON object: {"physical", "hashes": [{"value", "hash", "hex"}]}')
 
 
 def _arrow_type(args: argparse.Namespace):
@@ -180,6 +181,11 @@ def run(args: argparse.Namespace) -> int:
         if physical.physical_type is PhysicalType.FIXED_LEN_BYTE_ARRAY:
             label += f"({physical.type_length})"
     hashes = hash_values(array, physical=physical, encoding=args.encoding, hash=args.hash)
+    if args.json:
+        rows = zip(args.values, hashes, strict=True)
+        got = [{"value": v, "hash": int(h), "hex": f"0x{int(h):016x}"} for v, h in rows]
+        emit_json({"physical": label, "hashes": got})
+        return 0
     emit(
         "\n".join(
             f"{v}\t{label}\t{int(h)}\t0x{int(h):016x}"

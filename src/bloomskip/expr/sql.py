@@ -68,7 +68,11 @@ def parse(text: str, dialect: str = DIALECT) -> Expression:
             raise PredicateError(f"cannot parse predicate {text!r}")
         return _convert(tree)
     except sqlglot.errors.SqlglotError as e:
-        raise PredicateError(f"cannot parse predicate {text!r}: {_parse_message(e)}") from None
+        if isinstance(e, sqlglot.errors.TokenError) and "'" in text:
+            why = "a string's closing quote is missing (a quote inside a string is doubled: '')"
+        else:
+            why = _parse_message(e)
+        raise PredicateError(f"cannot parse predicate {text!r}: {why}") from None
     except RecursionError:  # sqlglot's parser recurses per parenthesis and NOT
         raise PredicateError(
             f"predicate nested too deeply ({len(text)} characters); "

@@ -279,6 +279,11 @@ def read_tail(fh: BinaryIO, label: str) -> tuple[int, int, bytes, bool]:
     (footer_len,) = struct.unpack("<I", tail[:4])
     encrypted = tail[4:] == ENCRYPTED_MAGIC
     if (head, tail[4:]) not in ((MAGIC, MAGIC), (ENCRYPTED_MAGIC, ENCRYPTED_MAGIC)):
+        if head in (MAGIC, ENCRYPTED_MAGIC) and tail[4:] not in (MAGIC, ENCRYPTED_MAGIC):
+            raise CorruptFileError(
+                f"{label}: not a Parquet file: it starts as one but ends without its footer "
+                f"(last bytes {tail[4:]!r}): cut short, damaged, or still being written"
+            )
         raise CorruptFileError(f"{label}: not a Parquet file (magic {head!r} / {tail[4:]!r})")
     if footer_len > size - 12 or footer_len > MAX_FOOTER_BYTES:
         raise CorruptFileError(
