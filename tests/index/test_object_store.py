@@ -407,3 +407,70 @@ def test_etags_are_compared_in_one_form():
 
     assert etag("0x8DC") == etag('"0x8DC"') == '"0x8DC"'
     assert etag('W/"x"') == 'W/"x"' and etag(None) is None
+
+
+def test_a_loser_never_reuses_zones_made_another_way_than_the_winner_s(lake, monkeypatch):
+    """Found (probe): a refresh (A) held before its commit while a build (B) overwrote the
+    index with another encoding of ``small`` (int16: Parquet hashes it as INT32, Arrow as
+    2 bytes) re-planned on B's version but took its own result for F, hashed the old way:
+    ``small = v`` missed F, trusted or not. A second race, B overwriting with other zones,
+    made A's retry fail ('cuts zones of 1000 rows, ... overwrite') instead of re-planning.
+    An earlier attempt's result is taken again only for the same zoning and settings."""
+
+    def put(name: str, seed: int) -> None:
+        uid = np.random.default_rng(seed).integers(0, 2**40, ROWS)
+        t = pa.table({"uid": uid, "small": pa.array(uid % 30000, pa.int16())})
+        if lake.kind != "local":
+            lake.store.write_table(t, *lake.parts, name, row_group_size=1000)
+        else:
+            pq.write_table(t, os.path.join(lake.root, name), row_group_size=1000)
+        lake.tables[name] = t
+
+    for i in range(3):
+        put(f"p{i}.parquet", i)
+    index.build(lake.root, ["small"], lake.index, zone_rows=500)
+    real, events = store.publish, {n: (threading.Event(), threading.Event()) for n in "ab"}
+    held = set()
+
+    def publish(storage, manifest):
+        name = threading.current_thread().name
+        if name in events and name not in held:
+            held.add(name)
+            events[name][0].set()
+            assert events[name][1].wait(60)
+        return real(storage, manifest)
+
+    monkeypatch.setattr(store, "publish", publish)
+    for round, (option, version) in enumerate(
+        [({"encoding": "arrow", "zone_rows": 500}, 3), ({"zone_rows": 1000}, 5)]
+    ):
+        held.clear()
+        for e in (*events["a"], *events["b"]):
+            e.clear()
+        out: dict = {}
+
+        def run(name, fn, out=out):
+            out[name] = fn()
+
+        build = lambda option=option: index.build(  # noqa: E731
+            lake.root, ["small"], lake.index, overwrite=True, **option
+        )
+        b = threading.Thread(target=run, args=("b", build), name="b")
+        b.start()
+        assert events["b"][0].wait(60)  # B listed the lake, holds before its commit
+        put(f"f{round}.parquet", 100 + round)
+        refresh = lambda: index.refresh(lake.index)  # noqa: E731
+        a = threading.Thread(target=run, args=("a", refresh), name="a")
+        a.start()
+        assert events["a"][0].wait(60)  # A indexed the new file, holds
+        events["b"][1].set()
+        b.join(60)
+        events["a"][1].set()
+        a.join(60)
+        assert out["a"].version == version and out["a"].retries == 1, out
+        t = lake.tables[f"f{round}.parquet"]
+        for check_source in (True, False):
+            for v in t.column("small").to_pylist()[:5]:
+                got = index.open(lake.index).query(f"small = {v}", check_source=check_source)
+                assert lake.path_of(f"f{round}.parquet") in [f.path for f in got.files], v
+    assert index.open(lake.index).manifest.zoning.zone_rows == 1000

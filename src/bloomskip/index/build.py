@@ -284,13 +284,23 @@ def _latest(storage: Storage) -> Manifest | None:
 
 @dataclass
 class _Done:
-    """What the tasks of this build produced, kept across commit attempts."""
+    """What the tasks of this build produced, kept across commit attempts: a later attempt
+    (re-planned on another writer's version) takes a file's result again only if it
+    would write the same zones - the same file, zoning and column settings (a writer
+    that overwrote the index may have changed them)."""
 
     results: list[TaskResult] = field(default_factory=list)
-    # (file identity, columns) -> (fragment id, task result index)
-    files: dict[tuple[tuple[str, int, int], tuple[str, ...]], tuple[int, int]] = field(
-        default_factory=dict
-    )
+    # key() -> (fragment id, task result index)
+    files: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+
+    @staticmethod
+    def key(f: SourceFile, cols: tuple[str, ...], columns, zoning: Zoning) -> tuple:
+        specs = tuple(
+            (c.name, c.directory, str(c.arrow_type), c.physical_name, c.encoding, c.hash,
+             c.seed, c.sizing, c.fpp, c.file_filters)
+            for c in (columns[n] for n in cols)
+        )  # fmt: skip
+        return f.identity, cols, zoning, specs
 
 
 def _update(
@@ -305,6 +315,7 @@ def _update(
 ) -> BuildReport:
     t0 = time.perf_counter()
     done = _Done()
+    refreshing = zoning is None
     for attempt in range(COMMIT_RETRIES + 1):
         versions = store.versions(storage)
         base = None if overwrite or not versions else store.read_manifest(storage, versions[-1])
@@ -313,7 +324,7 @@ def _update(
             raise InvalidParameterError(
                 f"{storage.uri} now indexes {base.source.get('uri')}, not {src.uri}"
             )
-        if zoning is None:  # refresh: the committed zoning, whoever committed last
+        if refreshing:  # the committed zoning, whoever committed last (on a retry too)
             if base is None:
                 raise IndexNotFoundError(f"{storage.uri}: no zone index here to refresh")
             zoning = base.zoning
@@ -345,7 +356,7 @@ def _update(
                     todo.append((f, new_cols, int(row["fragment_id"]), False))
                 continue
             fid = None
-            prior = done.files.get((f.identity, tuple(columns)))
+            prior = done.files.get(done.key(f, tuple(columns), columns, zoning))
             if prior is not None and prior[0] >= next_id:
                 fid = prior[0]  # indexed by an earlier attempt, its id still free
             if fid is None:
@@ -374,7 +385,7 @@ def _update(
         chosen: dict[str, dict[int, list[int]]] = {n: {} for n in columns}
         new_rows, failed, unreadable = [], {n: set() for n in columns}, []
         for f, cols, fid, new in todo:
-            fr, index = _result(done, f, cols, fid)
+            fr, index = _result(done, done.key(f, cols, columns, zoning), f, fid)
             if fr.error is not None:
                 report.failed.append((src.uri_of(f.path), fr.error))
                 if new:  # no fragment: the manifest names it (refresh tries it again)
@@ -479,7 +490,7 @@ def _run_tasks(storage, src, runner, todo, columns, zoning, done: _Done) -> None
     """Index the files of ``todo`` not yet done (with their fragment ids), in tasks."""
     pending: dict[tuple[str, ...], list[tuple[SourceFile, int]]] = {}
     for f, cols, fid, _new in todo:
-        prior = done.files.get((f.identity, cols))
+        prior = done.files.get(done.key(f, cols, columns, zoning))
         if prior is None or prior[0] != fid:
             pending.setdefault(cols, []).append((f, fid))
     for cols, files in pending.items():
@@ -489,11 +500,12 @@ def _run_tasks(storage, src, runner, todo, columns, zoning, done: _Done) -> None
         for result in runner.index(storage, src, grouped, specs, zoning):
             done.results.append(result)
             for fr in result.files:
-                done.files[(fr.file.identity, cols)] = (fr.fragment_id, len(done.results) - 1)
+                key = done.key(fr.file, cols, columns, zoning)
+                done.files[key] = (fr.fragment_id, len(done.results) - 1)
 
 
-def _result(done: _Done, f: SourceFile, cols: tuple[str, ...], fid: int):
-    fid_done, index = done.files[(f.identity, cols)]
+def _result(done: _Done, key: tuple, f: SourceFile, fid: int):
+    fid_done, index = done.files[key]
     assert fid_done == fid
     fr = next(r for r in done.results[index].files if r.file.identity == f.identity)
     return fr, index
