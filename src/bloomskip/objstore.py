@@ -32,15 +32,16 @@ SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "azure", "adl", "mem
 PYARROW_TO_URL = {"s3": "s3", "gcs": "gs", "abfs": "az"}
 
 
-def open_store(url: str) -> Any:
-    """An obstore store rooted at ``url``; SourceError (one line) if it cannot be made."""
+def open_store(url: str, **config: str) -> Any:
+    """An obstore store rooted at ``url`` (``config``: obstore's settings beyond the
+    environment's, as ``account_name``); SourceError (one line) if it cannot be made."""
     try:
         from obstore.store import from_url
     except ImportError as e:  # pragma: no cover - a dependency
         raise SourceError(f"{url}: object stores need obstore ({e})") from None
     options = {"allow_http": True} if _allow_http() else {}
     try:
-        return from_url(url, client_options=options or None)
+        return from_url(url, client_options=options or None, **config)
     except Exception as e:  # obstore's errors, configuration errors: one line
         raise SourceError(f"{url}: cannot open the object store: {first_line(e)}") from None
 
@@ -105,12 +106,10 @@ def _azure(parts) -> tuple[Any, str]:
     import pyarrow.fs as pafs
 
     env = os.environ.get
-    container, at, host = parts.netloc.rpartition("@")
-    if not at:
-        container, host = parts.netloc, ""
+    container = parts.netloc.rpartition("@")[0] or parts.netloc
     emulator = _true("AZURE_STORAGE_USE_EMULATOR")
     account = (
-        (host.split(".", 1)[0] if host else "")
+        azure_account(parts.geturl())
         or env("AZURE_STORAGE_ACCOUNT_NAME")
         or (EMULATOR_ACCOUNT if emulator else "")
     )
@@ -164,6 +163,24 @@ def _azure(parts) -> tuple[Any, str]:
     return fs, f"{container}/{parts.path.strip('/')}".rstrip("/")
 
 
+def azure_account(uri: str) -> str | None:
+    """The account an ``abfs[s]://container@account.dfs.core.windows.net/`` URI names
+    (None for ``az://container/``, whose account the environment gives). The form with
+    an endpoint's host and port (``abfs://account@127.0.0.1:10000/container/``) is
+    refused (ValueError): the endpoint comes from the environment, as obstore takes it."""
+    netloc = urlsplit(uri).netloc
+    if "@" not in netloc:
+        return None
+    host = netloc.rpartition("@")[2]
+    if ":" in host or host.replace(".", "").isdigit() or "." not in host:
+        raise ValueError(
+            "an abfs URI names container@account.dfs.core.windows.net; for another endpoint "
+            "write az://container/path and set AZURE_STORAGE_ENDPOINT (or, for Azurite, "
+            "AZURE_STORAGE_USE_EMULATOR=true)"
+        )
+    return host.split(".", 1)[0]
+
+
 def first_line(e: BaseException) -> str:
     """An error as one line: its first, without a response body (the service's error code
     kept) or timings, and what it most likely means when that is known (a missing bucket,
@@ -213,4 +230,12 @@ def mtime_ns(when: datetime) -> int:
     return (int(when.timestamp()) * 10**6 + when.microsecond) * 1000
 
 
-__all__ = ["PYARROW_TO_URL", "SCHEMES", "filesystem", "first_line", "mtime_ns", "open_store"]
+__all__ = [
+    "PYARROW_TO_URL",
+    "SCHEMES",
+    "azure_account",
+    "filesystem",
+    "first_line",
+    "mtime_ns",
+    "open_store",
+]

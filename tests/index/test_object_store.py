@@ -394,7 +394,11 @@ def test_azure_uri_forms_and_credentials_in_uris(azure, monkeypatch):
     ):
         with pytest.raises(SourceError, match=r"credential in the URI \((secret_key|sig)\)"):
             index.build(uri, ["uid"], azure.uri(prefix, "idx2"))
-    monkeypatch.delenv("AZURE_STORAGE_ACCOUNT_NAME")
+    with pytest.raises(SourceError, match="for another endpoint write az://container/path"):
+        filesystem(f"abfs://devstoreaccount1@127.0.0.1:{azure.port}/{azure.container}/x")
+    monkeypatch.delenv("AZURE_STORAGE_ACCOUNT_NAME")  # the abfss URI names it
+    res = index.open(azure.uri(prefix, "idx")).query("uid = 7")  # the lake listed
+    assert [f.path for f in res.files] == [azure.uri(prefix, "lake", "a.parquet")]
     monkeypatch.delenv("AZURE_STORAGE_USE_EMULATOR")
     with pytest.raises(SourceError, match=r"name the container .* and the account"):
         filesystem("az://c/lake")

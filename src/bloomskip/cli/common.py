@@ -161,23 +161,6 @@ def require_java(what: str, hint: str = "") -> None:
         )
 
 
-__all__ = [
-    "PROG",
-    "CommandListFormatter",
-    "Parser",
-    "StdoutClosed",
-    "command",
-    "emit",
-    "emit_json",
-    "format_options",
-    "one_line",
-    "report",
-    "require_java",
-    "say_error",
-    "silence_stdout",
-]
-
-
 def kernels_cached() -> bool:
     """Has numba cached any of bloomskip's compiled kernels on this machine, where it
     looks for them: under ``NUMBA_CACHE_DIR`` when set, else beside the package's
@@ -191,3 +174,21 @@ def kernels_cached() -> bool:
         return True
     user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
     return any(True for _ in user.glob("**/bloomskip/**/*.nbi"))
+
+
+__all__ = [
+    "PROG",
+    "CommandListFormatter",
+    "Parser",
+    "StdoutClosed",
+    "command",
+    "emit",
+    "emit_json",
+    "format_options",
+    "kernels_cached",
+    "one_line",
+    "report",
+    "require_java",
+    "say_error",
+    "silence_stdout",
+]

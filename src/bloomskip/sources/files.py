@@ -33,7 +33,14 @@ from bloomskip.errors import (
     SourceError,
 )
 from bloomskip.hashing.arrow import PhysicalSpec
-from bloomskip.objstore import PYARROW_TO_URL, filesystem, first_line, mtime_ns, open_store
+from bloomskip.objstore import (
+    PYARROW_TO_URL,
+    azure_account,
+    filesystem,
+    first_line,
+    mtime_ns,
+    open_store,
+)
 from bloomskip.sources.base import IndexRead, Source, SourceFile
 
 #: How many files are tried for a schema or a physical type before giving up.
@@ -170,7 +177,9 @@ class FileSource(Source):
     # -- object stores: listings with ETags -------------------------------------------
 
     def _store(self, bucket: str):
-        return open_store(f"{PYARROW_TO_URL[self.scheme]}://{bucket}")
+        account = azure_account(self.uri.split(",")[0]) if self.scheme == "abfs" else None
+        config = {"account_name": account} if account else {}
+        return open_store(f"{PYARROW_TO_URL[self.scheme]}://{bucket}", **config)
 
     def _head(self, path: str) -> SourceFile | None:
         import obstore
