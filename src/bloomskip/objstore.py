@@ -78,7 +78,7 @@ def filesystem(uri: str) -> tuple[Any, str]:
     import pyarrow.fs as pafs
 
     parts = urlsplit(uri)
-    secret = sorted({k for k, _ in parse_qsl(parts.query)} & _SECRETS)
+    secret = sorted({k.lower() for k, _ in parse_qsl(parts.query)} & _SECRETS)
     if secret:
         raise SourceError(
             f"{parts.scheme}://{parts.netloc}{parts.path}: a credential in the URI "

@@ -248,8 +248,9 @@ def test_a_first_run_says_kernels_are_compiling(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     assert not kernels_cached()
-    (tmp_path / "cache" / "x" / "bloomskip" / "sbbf").mkdir(parents=True)
-    (tmp_path / "cache" / "x" / "bloomskip" / "sbbf" / "k.f-1.py311.nbi").write_bytes(b"")
+    folder = tmp_path / "cache" / "sbbf_0123456789abcdef"  # numba's <folder>_<sha1> there
+    folder.mkdir(parents=True)
+    (folder / "kernels.insert-1.py311.nbi").write_bytes(b"")
     assert kernels_cached()
     monkeypatch.setattr(cli, "kernels_cached", lambda: False)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)

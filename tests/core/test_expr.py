@@ -363,5 +363,17 @@ def test_a_condition_not_evaluated_still_names_real_columns():
         with pytest.raises(PredicateError, match="no column") as e:
             bind(text, schema)
         assert ("single quotes" in str(e.value)) == hint, str(e.value)
-    for text in ["user_id > 'a'", "USER_ID LIKE 'a%'", "user_id IN (SELECT x FROM t)", "n = NaN"]:
+    schema["s"] = Column(pa.struct([("f", pa.int64())]))
+    for text in [
+        "user_id > 'a'",
+        "USER_ID LIKE 'a%'",
+        "user_id IN (SELECT x FROM t)",
+        "n = NaN",
+        "s.f > 1",  # a struct's field (found by a probe: it was refused)
+        "length(user_id) > user",  # SQL's niladic user, not a column
+    ]:
         assert str(bind(text, schema))  # not evaluated, and not an error
+    with pytest.raises(PredicateError, match=r"no column 't.id' \(nor 't'\)"):
+        bind("t.id > 1", schema)
+    with pytest.raises(PredicateError, match="a closing quote is missing"):
+        bind('user_id = "x', schema)

@@ -478,3 +478,33 @@ def test_a_loser_never_reuses_zones_made_another_way_than_the_winner_s(lake, mon
                 got = index.open(lake.index).query(f"small = {v}", check_source=check_source)
                 assert lake.path_of(f"f{round}.parquet") in [f.path for f in got.files], v
     assert index.open(lake.index).manifest.zoning.zone_rows == 1000
+
+
+def test_a_lake_of_several_objects_in_another_account_stays_there(azure):
+    """Found (probe): a lake given as several ``abfss://container@acct2...`` URIs was
+    named in the manifest by its bare paths, so it was listed - sizes, ETags - in the
+    environment's account: a file rewritten in acct2 looked unchanged, a false negative,
+    and refresh saw nothing. The URIs are kept as given."""
+    from tests.support.azure import OTHER_ACCOUNT
+
+    prefix = azure.fresh()
+    fs = azure.fs(OTHER_ACCOUNT)
+    base = f"abfss://{azure.container}@{OTHER_ACCOUNT}.dfs.core.windows.net/{prefix}"
+
+    def put(name: str, lo: int, account_fs) -> None:
+        t = pa.table({"uid": np.arange(lo, lo + 100, dtype=np.int64)})
+        pq.write_table(t, f"{azure.container}/{prefix}/{name}", filesystem=account_fs)
+
+    for name, lo in (("a.parquet", 1000), ("b.parquet", 1100)):
+        put(name, lo, fs)
+        put(name, lo - 1000, azure.fs())  # the same names, same sizes, in the env's account
+    index.build([f"{base}/a.parquet", f"{base}/b.parquet"], ["uid"], azure.uri(prefix, "idx"))
+    zi = index.open(azure.uri(prefix, "idx"))
+    assert [f.path for f in zi.query("uid = 1005").files] == [azure.uri(prefix, "a.parquet")]
+    put("a.parquet", 7700, fs)  # rewritten in acct2 only
+    got = index.open(azure.uri(prefix, "idx")).query("uid = 7705")
+    assert [(f.path, f.reason) for f in got.files] == [
+        (azure.uri(prefix, "a.parquet"), "changed since indexing")
+    ]
+    rep = index.refresh(azure.uri(prefix, "idx"))
+    assert rep.committed and rep.files_indexed == 1

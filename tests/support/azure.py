@@ -5,9 +5,10 @@ emulator, started as a child process (``make test`` installs it with npm into
 :func:`azurite_server` starts its blob service on ``127.0.0.1`` and a free port, kept in
 memory, telemetry off, and points the standard variables at it as a user points them at
 an emulator (``AZURE_STORAGE_USE_EMULATOR``, ``AZURITE_BLOB_STORAGE_URL``, the emulator's
-public account and key); obstore (indexes, listings) and bloomskip's pyarrow Azure file
-system (reading lakes) both read them. Azurite answers ``If-None-Match: *`` with 409 on an
-existing blob, which index commits rely on. Nothing ever leaves the machine.
+public account and key; a second account, ``acct2``, is served too); obstore (indexes,
+listings) and bloomskip's pyarrow Azure file system (reading lakes) both read them.
+Azurite answers ``If-None-Match: *`` with 409 on an existing blob, which index commits
+rely on. Nothing ever leaves the machine.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from bloomskip.objstore import EMULATOR_ACCOUNT, EMULATOR_KEY
 from tests.support.s3 import free_port
 
 AZURITE = Path(__file__).parent / "azurite" / "node_modules" / ".bin" / "azurite-blob"
+#: A second account (same key), which the environment does not name.
+OTHER_ACCOUNT = "acct2"
 
 
 @dataclass
@@ -37,10 +40,10 @@ class Azure:
     port: int
     container: str
 
-    def fs(self) -> pafs.AzureFileSystem:
+    def fs(self, account: str = EMULATOR_ACCOUNT) -> pafs.AzureFileSystem:
         where = f"127.0.0.1:{self.port}"
         return pafs.AzureFileSystem(
-            EMULATOR_ACCOUNT,
+            account,
             account_key=EMULATOR_KEY,
             blob_storage_authority=where,
             dfs_storage_authority=where,
@@ -69,8 +72,13 @@ def azurite_server() -> Iterator[Azure]:
     port = free_port()
     args = [str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(port)]
     args += ["--inMemoryPersistence", "--disableTelemetry", "--loose", "--skipApiVersionCheck"]
+    accounts = f"{EMULATOR_ACCOUNT}:{EMULATOR_KEY};{OTHER_ACCOUNT}:{EMULATOR_KEY}"
     proc = subprocess.Popen(
-        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+        args,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "AZURITE_ACCOUNTS": accounts},
     )
     env = {
         "AZURE_STORAGE_USE_EMULATOR": "true",
@@ -91,6 +99,7 @@ def azurite_server() -> Iterator[Azure]:
         os.environ.update(env)
         azure = Azure(port, "bloomskip-tests")
         azure.fs().create_dir(azure.container)
+        azure.fs(OTHER_ACCOUNT).create_dir(azure.container)
         yield azure
     finally:
         for k, v in saved.items():
@@ -105,4 +114,4 @@ def azurite_server() -> Iterator[Azure]:
             proc.kill()
 
 
-__all__ = ["AZURITE", "Azure", "azurite_server"]
+__all__ = ["AZURITE", "OTHER_ACCOUNT", "Azure", "azurite_server"]

@@ -167,13 +167,13 @@ def kernels_cached() -> bool:
     modules (``__pycache__/*.nbi``) or in numba's user cache folder (a read-only
     install)? Without loading numba: asked before every command that runs kernels."""
     given = os.environ.get("NUMBA_CACHE_DIR")
-    if given:
-        return any(True for _ in Path(given).glob("**/bloomskip/**/*.nbi"))
+    if given:  # numba names each source folder there <name>_<sha1 of its path>
+        return next(Path(given).glob("*/*.nbi"), None) is not None
     root = Path(__file__).resolve().parent.parent
     if next(root.glob("*/__pycache__/*.nbi"), None) is not None:
         return True
     user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
-    return any(True for _ in user.glob("**/bloomskip/**/*.nbi"))
+    return next(user.glob("*/*.nbi"), None) is not None
 
 
 __all__ = [

@@ -104,12 +104,12 @@ def _add_build(actions: argparse._SubParsersAction) -> None:
     add_columns(b, "a column to index, repeatable", required=True)
     b.add_argument(
         "--zone-rows", metavar="N", type=types.ZONE_ROWS,
-        help="rows per zone (default 8192; on an existing index, its own)",
+        help="rows per zone (default 8192; adding to an index, its own)",
     )  # fmt: skip
     add_fpp(
         b,
         None,
-        "target FPP per zone (default 0.00057, Lance's; for a column already indexed, its own)",
+        "target FPP per zone (default 0.00057, Lance's; a column already indexed keeps its own)",
     )
     b.add_argument(
         "--sizing", choices=("putze", "exact"),
@@ -119,7 +119,7 @@ def _add_build(actions: argparse._SubParsersAction) -> None:
     b.add_argument(
         "--align", choices=("rows", "row_groups"),
         help="row_groups: never cut across a Parquet row group or ORC stripe (default "
-        "rows; on an existing index, its own)",
+        "rows; adding to an index, its own)",
     )  # fmt: skip
     add_encoding(
         b, None, "parquet: hash PLAIN bytes of the physical type (default); arrow: as Lance "

@@ -59,6 +59,23 @@ def resolve(name: str, schema: Mapping[str, Column]) -> BoundReference:
     raise PredicateError(f"no column {name!r}; columns are: {names}")
 
 
+def named(name: str, schema: Mapping[str, Column]) -> None:
+    """Raise unless ``name`` is a column of ``schema``, or a field of one (``s.f`` of a
+    struct ``s``, which a schema of top-level columns does not list)."""
+    try:
+        resolve(name, schema)
+    except PredicateError:
+        head = name.split(".", 1)[0]
+        if head == name:
+            raise
+        try:
+            resolve(head, schema)
+        except PredicateError:
+            raise PredicateError(
+                f"no column {name!r} (nor {head!r}); columns are: {', '.join(list(schema)[:30])}"
+            ) from None
+
+
 class _Bind(ExpressionTransform):
     def __init__(self, schema: Mapping[str, Column]) -> None:
         self.schema = schema
@@ -69,7 +86,7 @@ class _Bind(ExpressionTransform):
     def visit_unsupported(self, expr: Unsupported) -> Expression:
         for i, name in enumerate(expr.columns):  # not evaluated, but a name that is no
             try:  # column is a mistake, as in "="
-                resolve(name, self.schema)
+                named(name, self.schema)
             except PredicateError as e:
                 hint = "; a string takes single quotes: 'text'" if i else ""
                 raise PredicateError(f"{e} (in {expr.text[:80]}{hint})") from None
@@ -111,7 +128,7 @@ class _Unknown(ExpressionTransform):
         ok = True
         for name in names:
             try:
-                resolve(name, self.schema)
+                named(name, self.schema)
             except PredicateError:
                 self.missing[name] = None
                 ok = False

@@ -68,8 +68,11 @@ def parse(text: str, dialect: str = DIALECT) -> Expression:
             raise PredicateError(f"cannot parse predicate {text!r}")
         return _convert(tree)
     except sqlglot.errors.SqlglotError as e:
-        if isinstance(e, sqlglot.errors.TokenError) and "'" in text:
-            why = "a string's closing quote is missing (a quote inside a string is doubled: '')"
+        if isinstance(e, sqlglot.errors.TokenError) and ("'" in text or '"' in text):
+            why = (
+                "a closing quote is missing ('text' for a string, \"name\" for a column; a "
+                "quote inside is doubled)"
+            )
         else:
             why = _parse_message(e)
         raise PredicateError(f"cannot parse predicate {text!r}: {why}") from None
@@ -155,12 +158,16 @@ def _unsupported(node: exp.Expression) -> Unsupported:
     names = dict.fromkeys(
         _reference(c).name
         for c in node.find_all(exp.Column)
-        if not c.find_ancestor(exp.Query) and c.name.lower() not in _NUMBER_WORDS
+        if not c.find_ancestor(exp.Query) and c.name.lower() not in _NUMBER_WORDS | _NILADIC
     )
     return Unsupported(node.sql(dialect=DIALECT), tuple(names))
 
 
 _NUMBER_WORDS = frozenset({"nan", "inf", "infinity"})
+#: SQL's niladic functions, which sqlglot may read as column names.
+_NILADIC = frozenset(
+    {"user", "current_user", "session_user", "current_role", "current_catalog", "current_schema"}
+)
 
 
 def _reference(col: exp.Column) -> Reference:

@@ -163,9 +163,9 @@ def build(
     ``file_filters=True`` also keeps a filter per file (a lookup then reads them all).
 
     ``zone_rows``, ``align``, ``fpp``, ``sizing`` and ``encoding`` left None are the
-    index's own on an existing index (its zoning; a column's settings if it is indexed),
-    else the defaults (8192 rows, ``"rows"``, Lance's FPP 0.00057, ``"putze"``, the
-    source's encoding).
+    index's own when adding to an existing index (its zoning; a column's settings if it
+    is indexed), else - a new index, or ``overwrite=True`` - the defaults (8192 rows,
+    ``"rows"``, Lance's FPP 0.00057, ``"putze"``, the source's encoding).
 
     The index root must be empty, new, or an index already: on an existing index, new
     columns are added (with the index's zoning) and the index is refreshed;

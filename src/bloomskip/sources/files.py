@@ -82,7 +82,7 @@ class FileSource(Source):
         if data["filesystem"] == "local":
             return cls(uri=data["uri"], filesystem=pafs.LocalFileSystem(), paths=tuple(paths))
         first = data["uri"].split(",")[0]
-        if "://" not in first:  # several object-store paths: named without their scheme
+        if "://" not in first:  # several object-store paths, as older versions named them
             first = f"{PYARROW_TO_URL.get(data['filesystem'], data['filesystem'])}://{paths[0]}"
         f, _ = filesystem(first)
         return cls(uri=data["uri"], filesystem=f, paths=tuple(paths))
@@ -92,11 +92,12 @@ class FileSource(Source):
         """Paths and URIs (all on one file system) as a lake; ``single``: one item was
         given (a URI is then kept as the lake's name)."""
         fs: pafs.FileSystem | None = None
-        paths = []
+        paths, texts = [], []
         for item in items:
             text = os.fspath(item)
             if text.startswith("file:/") and not text.startswith("file://"):
                 text = "file://" + text[len("file:") :]  # Hadoop's file:/abs, as Spark takes
+            texts.append(text)
             if "://" in text:
                 f, p = filesystem(text)
             else:
@@ -108,7 +109,12 @@ class FileSource(Source):
             paths.append(p.rstrip("/") or "/")
         assert fs is not None
         first = os.fspath(items[0])
-        uri = first if single and "://" in first else ",".join(paths)  # local: absolute
+        if single and "://" in first:
+            uri = first
+        elif isinstance(fs, pafs.LocalFileSystem):
+            uri = ",".join(paths)  # absolute
+        else:  # as given: the scheme and an abfss URI's account say where they are
+            uri = ",".join(texts)
         return cls(uri=uri, filesystem=fs, paths=tuple(paths))
 
     @property
