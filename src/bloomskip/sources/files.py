@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -60,9 +60,16 @@ class FileSource(Source):
         return self.filesystem.type_name  # "local", "s3", "gcs", "hdfs", ...
 
     def uri_of(self, path: str) -> str:
-        """The path as a user (or Spark) writes it: plain for local files, else a URI."""
+        """The path as a user (or Spark) writes it: plain for local files, else a URI (on
+        Azure in the lake's account: ``abfss://container@account.../path`` when the lake
+        was named so, for a reader to read it there and not in the environment's)."""
         if self.scheme == "local":
             return path
+        if self.scheme == "abfs":
+            given = urlsplit(self.uri.split(",")[0])
+            if "@" in given.netloc:
+                container, _, rest = path.partition("/")
+                return f"{given.scheme}://{container}@{given.netloc.rpartition('@')[2]}/{rest}"
         return f"{PYARROW_TO_URL.get(self.scheme, self.scheme)}://{path}"
 
     def to_json(self) -> dict:
