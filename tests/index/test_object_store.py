@@ -161,8 +161,8 @@ def test_directory_markers_and_empty_objects_are_not_files(s3, tmp_path):
     lake = Lake("s3", s3, tmp_path)
     lake.write("p0.parquet", 0)
     fs = s3.fs()
-    fs.create_dir("/".join([s3.bucket, *lake.parts, "sub"]))  # writes the marker "sub/"
-    with fs.open_output_stream("/".join([s3.bucket, *lake.parts, "empty"])):
+    fs.create_dir("/".join([s3.root, *lake.parts, "sub"]))  # writes the marker "sub/"
+    with fs.open_output_stream("/".join([s3.root, *lake.parts, "empty"])):
         pass
     rep = index.build(lake.root, ["uid"], lake.index, zone_rows=500)
     assert rep.failed == [] and rep.files_listed == 1
@@ -378,10 +378,10 @@ def test_azure_uri_forms_and_credentials_in_uris(azure, monkeypatch):
     prefix = azure.fresh()
     t = pa.table({"uid": np.arange(100, dtype=np.int64)})
     azure.write_table(t, prefix, "lake", "a.parquet")
-    abfs = f"abfss://{azure.container}@devstoreaccount1.dfs.core.windows.net/{prefix}/lake"
+    abfs = f"abfss://{azure.root}@devstoreaccount1.dfs.core.windows.net/{prefix}/lake"
     for uri in (azure.uri(prefix, "lake"), abfs):
         fs, path = filesystem(uri)
-        assert path == f"{azure.container}/{prefix}/lake"
+        assert path == f"{azure.root}/{prefix}/lake"
         assert fs.get_file_info(path + "/a.parquet").size > 0
     rep = index.build(abfs, ["uid"], azure.uri(prefix, "idx"))
     assert rep.files_indexed == 1
@@ -395,7 +395,7 @@ def test_azure_uri_forms_and_credentials_in_uris(azure, monkeypatch):
         with pytest.raises(SourceError, match=r"credential in the URI \((secret_key|sig)\)"):
             index.build(uri, ["uid"], azure.uri(prefix, "idx2"))
     with pytest.raises(SourceError, match="for another endpoint write az://container/path"):
-        filesystem(f"abfs://devstoreaccount1@127.0.0.1:{azure.port}/{azure.container}/x")
+        filesystem(f"abfs://devstoreaccount1@127.0.0.1:{azure.port}/{azure.root}/x")
     monkeypatch.delenv("AZURE_STORAGE_ACCOUNT_NAME")  # the abfss URI names it
     res = index.open(azure.uri(prefix, "idx")).query("uid = 7")  # the lake listed
     assert [f.path for f in res.files] == [f"{abfs}/a.parquet"]
@@ -491,11 +491,11 @@ def test_a_lake_of_several_objects_in_another_account_stays_there(azure):
 
     prefix = azure.fresh()
     fs = azure.fs(OTHER_ACCOUNT)
-    base = f"abfss://{azure.container}@{OTHER_ACCOUNT}.dfs.core.windows.net/{prefix}"
+    base = f"abfss://{azure.root}@{OTHER_ACCOUNT}.dfs.core.windows.net/{prefix}"
 
     def put(name: str, lo: int, account_fs) -> None:
         t = pa.table({"uid": np.arange(lo, lo + 100, dtype=np.int64)})
-        pq.write_table(t, f"{azure.container}/{prefix}/{name}", filesystem=account_fs)
+        pq.write_table(t, f"{azure.root}/{prefix}/{name}", filesystem=account_fs)
 
     for name, lo in (("a.parquet", 1000), ("b.parquet", 1100)):
         put(name, lo, fs)

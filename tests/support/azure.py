@@ -18,17 +18,15 @@ import os
 import socket
 import subprocess
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
-import pyarrow as pa
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from bloomskip.objstore import EMULATOR_ACCOUNT, EMULATOR_KEY
-from tests.support.s3 import free_port
+from tests.support.stores import Store, environment, free_port
 
 AZURITE = Path(__file__).parent / "azurite" / "node_modules" / ".bin" / "azurite-blob"
 #: A second account (same key), which the environment does not name.
@@ -36,9 +34,10 @@ OTHER_ACCOUNT = "acct2"
 
 
 @dataclass
-class Azure:
+class Azure(Store):
+    scheme: ClassVar[str] = "az"
     port: int
-    container: str
+    root: str
 
     def fs(self, account: str = EMULATOR_ACCOUNT) -> pafs.AzureFileSystem:
         where = f"127.0.0.1:{self.port}"
@@ -50,18 +49,6 @@ class Azure:
             blob_storage_scheme="http",
             dfs_storage_scheme="http",
         )
-
-    def uri(self, *parts: str) -> str:
-        return "az://" + "/".join([self.container, *parts])
-
-    def fresh(self) -> str:
-        return uuid.uuid4().hex[:12]
-
-    def write_table(self, table: pa.Table, *parts: str, **options) -> None:
-        pq.write_table(table, "/".join([self.container, *parts]), filesystem=self.fs(), **options)
-
-    def delete(self, *parts: str) -> None:
-        self.fs().delete_file("/".join([self.container, *parts]))
 
 
 @contextlib.contextmanager
@@ -86,7 +73,6 @@ def azurite_server() -> Iterator[Azure]:
         "AZURE_STORAGE_ACCOUNT_NAME": EMULATOR_ACCOUNT,
         "AZURE_STORAGE_ACCOUNT_KEY": EMULATOR_KEY,
     }
-    saved = {k: os.environ.get(k) for k in env}
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -96,17 +82,12 @@ def azurite_server() -> Iterator[Azure]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"Azurite did not start (exit code {proc.poll()})")
             time.sleep(0.1)
-        os.environ.update(env)
-        azure = Azure(port, "bloomskip-tests")
-        azure.fs().create_dir(azure.container)
-        azure.fs(OTHER_ACCOUNT).create_dir(azure.container)
-        yield azure
+        with environment(env):
+            azure = Azure(port, "bloomskip-tests")
+            azure.fs().create_dir(azure.root)
+            azure.fs(OTHER_ACCOUNT).create_dir(azure.root)
+            yield azure
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         proc.terminate()
         try:
             proc.wait(10)

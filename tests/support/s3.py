@@ -12,15 +12,13 @@ Nothing ever leaves the machine.
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
-import pyarrow as pa
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
+
+from tests.support.stores import Store, environment, free_port
 
 _ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -33,9 +31,10 @@ _ENV = {
 
 
 @dataclass
-class S3:
+class S3(Store):
+    scheme: ClassVar[str] = "s3"
     endpoint: str
-    bucket: str
+    root: str
 
     def fs(self) -> pafs.S3FileSystem:
         return pafs.S3FileSystem(
@@ -44,30 +43,6 @@ class S3:
             region="us-east-1",
             allow_bucket_creation=True,
         )
-
-    def uri(self, *parts: str) -> str:
-        return "s3://" + "/".join([self.bucket, *parts])
-
-    def fresh(self) -> str:
-        """A prefix nobody used yet (a test's own corner of the bucket)."""
-        return uuid.uuid4().hex[:12]
-
-    def write_table(self, table: pa.Table, *parts: str, **options) -> None:
-        pq.write_table(table, "/".join([self.bucket, *parts]), filesystem=self.fs(), **options)
-
-    def delete(self, *parts: str) -> None:
-        self.fs().delete_file("/".join([self.bucket, *parts]))
-
-    def keys(self, *parts: str) -> list[str]:
-        base = "/".join([self.bucket, *parts])
-        infos = self.fs().get_file_info(pafs.FileSelector(base, recursive=True))
-        return sorted(i.path[len(base) + 1 :] for i in infos if i.type == pafs.FileType.File)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager
@@ -78,18 +53,12 @@ def moto_server() -> Iterator[S3]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
-    saved = {k: os.environ.get(k) for k in [*_ENV, "AWS_ENDPOINT_URL"]}
-    os.environ.update(_ENV, AWS_ENDPOINT_URL=endpoint)
     try:
-        s3 = S3(endpoint, "bloomskip-tests")
-        s3.fs().create_dir(s3.bucket)
-        yield s3
+        with environment({**_ENV, "AWS_ENDPOINT_URL": endpoint}):
+            s3 = S3(endpoint, "bloomskip-tests")
+            s3.fs().create_dir(s3.root)
+            yield s3
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         server.stop()
 
 
