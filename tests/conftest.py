@@ -1,4 +1,5 @@
-"""Shared fixtures: one local Spark session per pytest run (tests marked ``spark``)."""
+"""Shared fixtures: one local Spark session per pytest run (tests marked ``spark``); an S3
+API (moto) and an Azure Blob API (Azurite) on loopback, one per test module."""
 
 from __future__ import annotations
 
@@ -51,3 +52,28 @@ def spark(tmp_path_factory):
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """moto's S3 server on loopback (``tests/support/s3.py``)."""
+    pytest.importorskip("moto")
+    from tests.support.s3 import moto_server
+
+    with moto_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def azure():
+    """Azurite on loopback (``tests/support/azure.py``); skipped where ``make test`` could
+    not install it (no npm), except in CI, which must prove Azure interop."""
+    from tests.support.azure import azurite_server
+
+    try:
+        with azurite_server() as server:
+            yield server
+    except FileNotFoundError as e:
+        if os.environ.get("CI"):
+            pytest.fail(f"Azurite is not installed: {e}")
+        pytest.skip(f"Azurite is not installed: {e}")

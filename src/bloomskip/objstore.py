@@ -106,7 +106,7 @@ def _azure(parts) -> tuple[Any, str]:
     import pyarrow.fs as pafs
 
     env = os.environ.get
-    container = parts.netloc.rpartition("@")[0] or parts.netloc
+    container = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else parts.netloc
     emulator = _true("AZURE_STORAGE_USE_EMULATOR")
     account = (
         azure_account(parts.geturl())

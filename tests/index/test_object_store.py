@@ -32,28 +32,11 @@ from bloomskip.errors import (
 )
 from bloomskip.index import store
 from bloomskip.index.storage import open_storage
-from tests.support.azure import azurite_server
-from tests.support.s3 import moto_server
 
 pytest.importorskip("moto")
 pytest.importorskip("obstore")
 
 ROWS = 3000
-
-
-@pytest.fixture(scope="module")
-def s3():
-    with moto_server() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def azure():
-    try:
-        with azurite_server() as server:
-            yield server
-    except FileNotFoundError as e:
-        pytest.skip(f"Azurite is not installed: {e}")
 
 
 class Lake:

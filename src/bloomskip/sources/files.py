@@ -65,12 +65,22 @@ class FileSource(Source):
         was named so, for a reader to read it there and not in the environment's)."""
         if self.scheme == "local":
             return path
-        if self.scheme == "abfs":
-            given = urlsplit(self.uri.split(",")[0])
-            if "@" in given.netloc:
-                container, _, rest = path.partition("/")
-                return f"{given.scheme}://{container}@{given.netloc.rpartition('@')[2]}/{rest}"
+        host = self._account_host()
+        if host is not None:
+            container, _, rest = path.partition("/")
+            return f"{urlsplit(self.uri).scheme}://{container}@{host}/{rest}"
         return f"{PYARROW_TO_URL.get(self.scheme, self.scheme)}://{path}"
+
+    def uri_prefix(self) -> str | None:
+        """What :meth:`uri_of` puts before every path, if that is all it does (not for an
+        abfss lake, whose URIs put the container before the account)."""
+        return None if self._account_host() else self.uri_of("")
+
+    def _account_host(self) -> str | None:
+        if self.scheme != "abfs":
+            return None
+        netloc = urlsplit(self.uri.split(",")[0]).netloc
+        return netloc.rpartition("@")[2] if "@" in netloc else None
 
     def to_json(self) -> dict:
         return {"uri": self.uri, "filesystem": self.scheme, "paths": list(self.paths)}

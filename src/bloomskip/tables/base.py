@@ -241,11 +241,12 @@ class TableSource(DatasetSource):
         return snap.columns.get(name)
 
     def uri_of(self, path: str) -> str:
-        prefix = self._state.get("uri_prefix")
-        if prefix is None:
+        name = self._state.get("namer")
+        if name is None:  # made once: a table names every file of every query
             fs = self.files()
-            prefix = self._state["uri_prefix"] = fs.uri_of("")
-        return prefix + path
+            prefix = fs.uri_prefix()
+            name = self._state["namer"] = fs.uri_of if prefix is None else prefix.__add__
+        return name(path)
 
     def partition_values(self, listing: Sequence[SourceFile]) -> dict[str, pa.Array]:
         snap = self.loaded()
@@ -292,6 +293,11 @@ class TableSource(DatasetSource):
         applied, in the snapshot's schema (``columns``: only those)."""
         names = list(columns) if columns is not None else self.loaded().schema.names
         schema = pa.schema([self.loaded().schema.field(n) for n in names])
+        if paths is not None:  # as an index's answers name them (s3://..., az://...) too
+            known = self.loaded().by_path()
+            if any(p not in known for p in paths):
+                named = {self.uri_of(q): q for q in known}
+                paths = [p if p in known else named.get(p, p) for p in paths]
         parts = [t for task in self.read_tasks(paths) for t in task.read(None, names)]
         return pa.concat_tables(parts) if parts else schema.empty_table()
 

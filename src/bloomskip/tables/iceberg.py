@@ -281,7 +281,8 @@ class IcebergSource(TableSource):
         wanted = list(by_path) if paths is None else list(paths)
         for p in wanted:
             if p not in by_path:
-                raise SourceError(f"{self.uri_of(p)}: not a data file of {self.uri} at {snap.ref}")
+                shown = p if "://" in p else self.uri_of(p)
+                raise SourceError(f"{shown}: not a data file of {self.uri} at {snap.ref}")
         if snap.id is None or not wanted:
             return []
         try:
