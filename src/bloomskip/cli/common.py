@@ -166,14 +166,17 @@ def kernels_cached() -> bool:
     looks for them: under ``NUMBA_CACHE_DIR`` when set, else beside the package's
     modules (``__pycache__/*.nbi``) or in numba's user cache folder (a read-only
     install)? Without loading numba: asked before every command that runs kernels."""
-    given = os.environ.get("NUMBA_CACHE_DIR")
-    if given:  # numba names each source folder there <name>_<sha1 of its path>
-        return next(Path(given).glob("*/*.nbi"), None) is not None
-    root = Path(__file__).resolve().parent.parent
-    if next(root.glob("*/__pycache__/*.nbi"), None) is not None:
+    try:  # a folder that cannot be read, no home folder: say nothing rather than fail
+        given = os.environ.get("NUMBA_CACHE_DIR")
+        if given:  # numba names each source folder there <name>_<sha1 of its path>
+            return next(Path(given).glob("*/*.nbi"), None) is not None
+        root = Path(__file__).resolve().parent.parent
+        if next(root.glob("*/__pycache__/*.nbi"), None) is not None:
+            return True
+        user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
+        return next(user.glob("*/*.nbi"), None) is not None
+    except (OSError, RuntimeError):
         return True
-    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
-    return next(user.glob("*/*.nbi"), None) is not None
 
 
 __all__ = [
