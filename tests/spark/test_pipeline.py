@@ -635,6 +635,40 @@ def test_an_open_lake_infers_the_schema_once_and_lists_files_every_query(spark, 
     assert opened.plan("k = 190007").read_reasons == {"not indexed": 1}
 
 
+def test_a_partitioned_lake_named_by_a_uri_keeps_its_partition_values(spark, tmp_path):
+    """A lake given as ``file:///...`` (as an object store's always is): Spark is told the
+    lake's root (``basePath``). Without it, Spark took each candidate's folder for the
+    root: ``day`` was null and ``k = 5 AND day = '...'`` returned no row (a false
+    negative). The index serves the lake by either name."""
+    lake = tmp_path / "lake"
+    for day in ("2024-01-01", "2024-01-02"):
+        (lake / f"day={day}").mkdir(parents=True)
+        _write(lake / f"day={day}" / "p.parquet", _table(int(day[-1]), 300), 7)
+    index.build(lake.as_uri(), ["k"], tmp_path / "idx", zone_rows=100)
+    for name in (lake.as_uri(), str(lake)):
+        for q in ("k = 10005", "k = 20005 AND day = '2024-01-02'", "k = 5 OR day = '2024-01-01'"):
+            for local_rows in (0, 1000):  # Spark's reader, then the driver's
+                plan = plan_read(spark, name, tmp_path / "idx", q, local_rows=local_rows)
+                assert "index not used" not in plan.read_reasons, (name, plan.notes)
+                assert _rows(plan.df) == _rows(spark.read.parquet(str(lake)).where(q)), (name, q)
+        plan = plan_read(spark, name, tmp_path / "idx", "k = 10005 AND day = '2024-01-01'")
+        assert plan.files_read == 1 and plan.notes == [
+            "not used for pruning: day (no column of the indexed files)"
+        ], plan.notes
+
+
+def test_spark_is_told_the_root_of_a_lake_on_an_object_store():
+    from bloomskip.spark.scan import _base_path
+
+    files = ["s3://b/lake/day=1/f.parquet", "s3://b/lake/day=2/f.parquet"]
+    assert _base_path(["s3a://b/lake/"], files) == "s3a://b/lake"
+    assert _base_path(["s3://b/lake"], files) == "s3a://b/lake"
+    assert _base_path(["s3a://b/lake/f.parquet"], ["s3://b/lake/f.parquet"]) is None  # a file
+    assert _base_path(["s3://b/x", "s3://b/y"], files) is None  # several roots: no one base
+    az = "abfss://c@acct.dfs.core.windows.net/lake"
+    assert _base_path([az], [az + "/day=1/f.parquet"]) == az
+
+
 _SMALL_RESULTS = textwrap.dedent(
     """
     import json, sys

@@ -122,7 +122,7 @@ def bind(expr: Expression | str, schema: Mapping[str, Column]) -> Expression:
 
 class _Unknown(ExpressionTransform):
     def __init__(self, schema: Mapping[str, Column]) -> None:
-        self.schema, self.missing = schema, {}
+        self.schema, self.missing, self.dropped = schema, {}, []
 
     def _known(self, names) -> bool:
         ok = True
@@ -134,20 +134,26 @@ class _Unknown(ExpressionTransform):
                 ok = False
         return ok
 
+    def _drop(self, text: str) -> Expression:
+        self.dropped.append(text)
+        return Unsupported(text)
+
     def visit_unsupported(self, expr: Unsupported) -> Expression:
-        return expr if self._known(expr.columns) else Unsupported(expr.text)
+        return expr if self._known(expr.columns) else self._drop(expr.text)
 
     def visit_predicate(self, pred: Predicate) -> Expression:
-        return pred if pred.bound or self._known([pred.term.name]) else Unsupported(str(pred))
+        return pred if pred.bound or self._known([pred.term.name]) else self._drop(str(pred))
 
 
-def without_unknown(expr: Expression, schema: Mapping[str, Column]) -> tuple[Expression, list[str]]:
+def without_unknown(
+    expr: Expression, schema: Mapping[str, Column]
+) -> tuple[Expression, list[str], list[str]]:
     """``expr`` (unbound) with every condition naming a column ``schema`` lacks made a
-    condition not evaluated (always "may match", under NOT too), and those names: for a
-    caller whose engine knows more columns than the files hold (Spark's partition
-    directories), so that the rest of the predicate still prunes."""
+    condition not evaluated (always "may match", under NOT too); those names; and those
+    conditions' texts. For a caller whose engine knows more columns than the files hold
+    (Spark's partition directories), so that the rest of the predicate still prunes."""
     t = _Unknown(schema)
-    return visit(expr, t), list(t.missing)
+    return visit(expr, t), list(t.missing), t.dropped
 
 
 def referenced(expr: Expression) -> list[BoundReference]:

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partialmethod
 from typing import Any
+from urllib.parse import urlsplit
 
 from bloomskip._json import attributes
 from bloomskip.errors import BloomskipError, InvalidParameterError, UnsupportedFileError
@@ -200,8 +201,9 @@ class IndexedLake:
         if not paths:
             return self._empty()
         reader = self.spark.read.format(fmt).options(**self.options).schema(self.schema)
-        if len(self.paths) == 1 and os.path.isdir(self.paths[0]):
-            reader = reader.option("basePath", _spark_path(self.paths[0]))
+        base = _base_path(self.paths, paths)
+        if base is not None:
+            reader = reader.option("basePath", base)
         conf = self.spark.conf
         key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
         before = conf.get(key, None)
@@ -284,13 +286,17 @@ class IndexedLake:
             )
         elif index is not None:
             try:
-                expr, unknown = without_unknown(parse(where, dialect="spark"), index.schema())
+                expr, unknown, dropped = without_unknown(
+                    parse(where, dialect="spark"), index.schema()
+                )
                 if unknown:  # a partition directory's: Spark applies them, the index cannot
                     notes.append(
                         f"not used for pruning: {', '.join(unknown)} (no column of the "
                         "indexed files)"
                     )
                 result = index.query(expr, check_source=check_source, max_in_fpp=max_in_fpp)
+                said = {f"{text}: not used for pruning" for text in dropped}  # said above
+                result.notes = [n for n in result.notes if n not in said]
             except (BloomskipError, OSError) as e:
                 notes.append(f"index not used: {e}")
         df = None
@@ -356,7 +362,26 @@ def _covers(index: ZoneIndex, paths: list[str]) -> bool:
         given = resolve(paths[0] if len(paths) == 1 else paths)
     except (BloomskipError, OSError):
         return False
-    return given.to_json() == index.manifest.source
+    mine, theirs = given.to_json(), dict(index.manifest.source)
+    if mine.get("filesystem") == theirs.get("filesystem") == "local":
+        mine.pop("uri", None), theirs.pop("uri", None)  # /lake is file:///lake
+    return mine == theirs
+
+
+def _base_path(lake: list[str], files: list[str]) -> str | None:
+    """Spark's ``basePath`` for reading ``files`` of ``lake``: its root, when it is one
+    directory (local, ``file://`` or an object store's prefix). Without it, Spark would
+    take each file's own folder for the lake's root and see no partition directory: a
+    partition column would be null, and a condition on it would drop every row."""
+    if len(lake) != 1:
+        return None
+    root = lake[0]
+    parts = urlsplit(root)
+    scheme = parts.scheme.lower()
+    if len(scheme) <= 1 or scheme == "file":  # a local path (or a drive letter's), file://
+        return _spark_path(root) if os.path.isdir(parts.path if scheme else root) else None
+    top = _spark_path(root).rstrip("/")
+    return top if any(_spark_path(f).rstrip("/") != top for f in files) else None
 
 
 def _spark_path(path: str) -> str:
