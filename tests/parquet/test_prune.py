@@ -74,6 +74,38 @@ def test_statistics_prune_first(bloom_file):
     assert "statistics: outside [3000, 5997]" in r.units[1].reason
 
 
+def test_statistics_bounds_are_shown_as_values_of_the_column_s_type(tmp_path):
+    """Not as the physical integers (days, microseconds, unscaled decimals)."""
+    import datetime as dt
+    from decimal import Decimal
+
+    t = pa.table(
+        {
+            "d": pa.array([dt.date(2024, 1, 1), dt.date(2024, 2, 1)]),
+            "ts": pa.array(
+                [dt.datetime(2024, 1, 1, 5), dt.datetime(2024, 1, 2)], pa.timestamp("us", "UTC")
+            ),
+            "dec": pa.array([Decimal("1.50"), Decimal("20.25")], pa.decimal128(10, 2)),
+            "wide": pa.array([Decimal("-1.50"), Decimal("20.25")], pa.decimal128(30, 2)),
+            "t": pa.array([dt.time(1, 2), dt.time(3, 4)]),
+        }
+    )
+    pq.write_table(t, tmp_path / "typed.parquet")
+    shown = {
+        "d = DATE '2025-01-01'": "[2024-01-01, 2024-02-01]",
+        "ts = TIMESTAMP '2025-01-01 00:00:00'": "[2024-01-01 05:00:00+00:00, 2024-01-02 00:00:00+00:00]",
+        "dec = 99.5": "[1.50, 20.25]",
+        "wide = 99.5": "[-1.50, 20.25]",
+        "t = TIME '05:00:00'": "[01:02:00, 03:04:00]",
+    }
+    for where, bounds in shown.items():
+        assert (
+            prune(tmp_path / "typed.parquet", where)
+            .units[0]
+            .reason.endswith(f"statistics: outside {bounds}")
+        ), where
+
+
 def test_bloom_filter_prunes_inside_min_max(bloom_file):
     # 4 is not a multiple of 3: inside [0, 2997] but absent.
     r = prune(bloom_file, "i64 = 4")

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any, BinaryIO
 
 import numpy as np
+import pyarrow as pa
 
 from bloomskip.errors import InvalidParameterError
 from bloomskip.expr.bind import Column, bind, resolve
@@ -344,7 +346,9 @@ class _Statistics:
         los, his = st.values()
         for k, o, note, lo, hi in zip(known.tolist(), out.tolist(), st.note, los, his, strict=True):
             if o:
-                why.append(f"statistics: outside [{_show(lo)}, {_show(hi)}]")
+                why.append(
+                    f"statistics: outside [{_show(lo, t.arrow_type)}, {_show(hi, t.arrow_type)}]"
+                )
             else:
                 why.append("within [min, max]" if k else note or "no statistics")
         return Findings(status, why)
@@ -393,10 +397,23 @@ class _Bloom:
         return self.c.filters().test(units, lambda: self.c.file.hashes(col, values.values))
 
 
-def _show(bound: Any) -> str:
-    """A statistics bound for a reason string (bytes shortened)."""
+def _show(bound: Any, t: pa.DataType | None = None) -> str:
+    """A statistics bound for a reason string, as a value of the column's type ``t``
+    where that is a date, time, timestamp or decimal (not its physical integer); bytes
+    shortened."""
     if bound is None:
         return "?"
+    try:
+        if t is not None and pa.types.is_decimal(t):
+            unscaled = (
+                int.from_bytes(bound, "big", signed=True) if isinstance(bound, bytes) else bound
+            )
+            if type(unscaled) is int:
+                return str(Decimal(unscaled).scaleb(-t.scale))
+        elif t is not None and pa.types.is_temporal(t) and type(bound) is int:
+            return str(pa.scalar(bound, type=t).as_py())
+    except (ArithmeticError, ValueError, pa.ArrowException):  # out of the type's range
+        pass
     if isinstance(bound, bytes):
         text = bound[:24].decode("utf-8", "backslashreplace")
         return repr(text + ("..." if len(bound) > 24 else ""))
