@@ -124,8 +124,9 @@ class QueryResult:
             zones = (
                 "whole file"
                 if f.zones is None
-                else ", ".join(f"rows {s:,}+{n:,}" for s, n in f.zones[:4])
-                + (f", ... ({len(f.zones)} zones)" if len(f.zones) > 4 else "")
+                else "rows "
+                + ", ".join(_rows(s, n) for s, n in f.zones[:4])
+                + (f", ... ({len(f.zones)} ranges)" if len(f.zones) > 4 else "")
             )
             lines.append(f"  {f.path}: {zones} ({f.reason})")
         lines += [f"  note: {n}" for n in self.notes]
@@ -143,6 +144,11 @@ def unknown_rows_text(n: int) -> str:
     if not n:
         return ""
     return f", and {n:,} {'file' if n == 1 else 'files'} not indexed, read in full"
+
+
+def _rows(start: int, length: int) -> str:
+    """Rows ``[start, start + length)`` as a reader counts them: first-last, from 0."""
+    return f"{start:,}" if length == 1 else f"{start:,}-{start + length - 1:,}"
 
 
 __all__ = ["FileCandidate", "QueryResult", "unknown_rows_text"]
