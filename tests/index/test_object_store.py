@@ -485,6 +485,11 @@ def test_a_lake_of_several_objects_in_another_account_stays_there(azure):
         put(name, lo - 1000, azure.fs())  # the same names, same sizes, in the env's account
     index.build([f"{base}/a.parquet", f"{base}/b.parquet"], ["uid"], azure.uri(prefix, "idx"))
     zi = index.open(azure.uri(prefix, "idx"))
+    from bloomskip.sources import resolve
+
+    mine = [f"{base}/a.parquet", f"{base}/b.parquet/"]
+    env = [azure.uri(prefix, "a.parquet"), azure.uri(prefix, "b.parquet")]
+    assert resolve(mine).same_lake(zi.source) and not resolve(env).same_lake(zi.source)
     (found,) = zi.query("uid = 1005").files
     assert found.path == f"{base}/a.parquet"  # in acct2, for a reader to read it there
     got, path = filesystem(found.path)
@@ -496,3 +501,21 @@ def test_a_lake_of_several_objects_in_another_account_stays_there(azure):
     ]
     rep = index.refresh(azure.uri(prefix, "idx"))
     assert rep.committed and rep.files_indexed == 1
+
+
+def test_an_s3a_lake_is_its_s3_lake(s3, tmp_path):
+    """Hadoop's name for a bucket (``s3a://``, as Spark users write it) is the same lake:
+    built by one name, the index answers by ``s3://``, reopens, and refreshes as unchanged."""
+    from bloomskip.sources import resolve
+
+    lake = Lake("s3", s3, tmp_path)
+    for i in range(2):
+        lake.write(f"p{i}.parquet", i)
+    hadoop = lake.root.replace("s3://", "s3a://", 1)
+    assert resolve(hadoop).same_lake(resolve(lake.root + "/"))
+    rep = index.build(hadoop, ["uid"], lake.index, zone_rows=500)
+    assert rep.files_indexed == 2 and not rep.failed
+    lake.check(lake.values("p0.parquet", "p1.parquet"))
+    res = index.open(lake.index).query(f"uid = {lake.values('p1.parquet')[0]}")
+    assert [f.path for f in res.files] == [lake.path_of("p1.parquet")]
+    assert index.refresh(lake.index).files_indexed == 0

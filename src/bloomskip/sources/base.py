@@ -86,6 +86,10 @@ class Source(ABC):
         """What a manifest records to find the source again
         (:func:`bloomskip.sources.from_json`)."""
 
+    def same_lake(self, other: Source) -> bool:
+        """Whether ``other`` names the same data (a lake may have several names)."""
+        return self.to_json() == other.to_json()
+
     @abstractmethod
     def read_for_index(self, file: SourceFile, names: Sequence[str]) -> IndexRead:
         """The columns ``names`` of ``file``, for indexing; raises

@@ -85,6 +85,16 @@ class FileSource(Source):
     def to_json(self) -> dict:
         return {"uri": self.uri, "filesystem": self.scheme, "paths": list(self.paths)}
 
+    def same_lake(self, other: Source) -> bool:
+        """The same files whatever the lake was called: ``/lake`` and ``file:///lake``,
+        ``s3://b/lake`` and ``s3a://b/lake/``; on Azure in the same account (named, or
+        the environment's on both sides)."""
+        return (
+            isinstance(other, FileSource)
+            and (self.scheme, self.paths, self._account_host())
+            == (other.scheme, other.paths, other._account_host())
+        )
+
     @classmethod
     def from_json(cls, data: dict) -> FileSource:
         paths = data["paths"]

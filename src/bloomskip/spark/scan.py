@@ -359,13 +359,9 @@ def _covers(index: ZoneIndex, paths: list[str]) -> bool:
     from bloomskip.sources import resolve
 
     try:
-        given = resolve(paths[0] if len(paths) == 1 else paths)
+        return resolve(paths[0] if len(paths) == 1 else paths).same_lake(index.source)
     except (BloomskipError, OSError):
         return False
-    mine, theirs = given.to_json(), dict(index.manifest.source)
-    if mine.get("filesystem") == theirs.get("filesystem") == "local":
-        mine.pop("uri", None), theirs.pop("uri", None)  # /lake is file:///lake
-    return mine == theirs
 
 
 def _base_path(lake: list[str], files: list[str]) -> str | None:
