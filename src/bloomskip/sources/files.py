@@ -89,11 +89,11 @@ class FileSource(Source):
         """The same files whatever the lake was called: ``/lake`` and ``file:///lake``,
         ``s3://b/lake`` and ``s3a://b/lake/``; on Azure in the same account (named, or
         the environment's on both sides)."""
-        return isinstance(other, FileSource) and (
-            self.scheme,
-            self.paths,
-            self._account_host(),
-        ) == (other.scheme, other.paths, other._account_host())
+
+        def where(s: FileSource) -> tuple:
+            return s.scheme, s.paths, s._account_host()
+
+        return isinstance(other, FileSource) and where(self) == where(other)
 
     @classmethod
     def from_json(cls, data: dict) -> FileSource:
