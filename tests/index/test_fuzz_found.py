@@ -405,9 +405,89 @@ def test_a_fifo_or_a_file_where_the_index_expects_otherwise_is_a_typed_error(wor
     shutil.move(_path(root, "columns/0-s"), _path(root, "moved"))
     with open(_path(root, "columns/0-s"), "wb") as fh:
         fh.write(b"not a directory")
-    iw.one_line_error(lambda: index.open(root).query("s = 's0-3'"), "cannot read")
+    iw.one_line_error(lambda: index.open(root).query("s = 's0-3'"), "0-s is not a directory")
     pq.write_table(iw.lake_file(6), os.path.join(world["lake"], "p6.parquet"))  # to index: a write
     try:
-        iw.one_line_error(lambda: index.refresh(root, progress=False), "cannot write")
+        iw.one_line_error(lambda: index.refresh(root, progress=False), "0-s is not a directory")
     finally:
         os.unlink(os.path.join(world["lake"], "p6.parquet"))
+
+
+def test_a_directory_swapped_for_a_link_mid_operation_leads_nowhere_outside(tmp_path, monkeypatch):
+    """Found (probe): every check was made on a path, then the operation opened the path
+    again; whoever could write the index could swap ``columns/`` for a link to another
+    directory in between (``renameat2``) and make vacuum delete there, or a refresh write
+    there. Each operation now holds its directory by descriptor, opened step by step
+    without following links: the swap below, made at the worst moment, changes nothing
+    outside the index."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "x.blocks").write_bytes(b"not ours")
+    root = tmp_path / "idx"
+    (root / "columns").mkdir(parents=True)
+    (root / "columns" / "x.blocks").write_bytes(b"ours")
+    storage = LocalStorage(str(root))
+    real_dir = LocalStorage._dir
+
+    def swap_after_opening(self, parts, rel, *, create=False):
+        fd = real_dir(self, parts, rel, create=create)
+        if parts and not (root / "columns").is_symlink():
+            os.rename(root / "columns", root / "moved")
+            os.symlink(other, root / "columns")
+        return fd
+
+    def reset() -> None:
+        if (root / "columns").is_symlink():
+            os.unlink(root / "columns")
+            os.rename(root / "moved", root / "columns")
+
+    monkeypatch.setattr(LocalStorage, "_dir", swap_after_opening)
+    storage.delete("columns/x.blocks")  # deletes ours, in the directory it opened
+    assert (other / "x.blocks").read_bytes() == b"not ours"
+    assert not (root / "moved" / "x.blocks").exists()
+    reset()
+    storage.write("columns/y.blocks", b"new")
+    assert not (other / "y.blocks").exists() and (root / "moved" / "y.blocks").exists()
+    reset()
+    assert storage.create("columns/z.json", b"{}")
+    assert not (other / "z.json").exists()
+    reset()
+    assert [e.rel for e in storage.list("columns")] == ["columns/y.blocks", "columns/z.json"]
+    reset()
+    assert storage.read("columns/y.blocks") == b"new"
+    monkeypatch.undo()
+    # a link already in place is refused on every operation, never followed
+    reset()
+    os.rename(root / "columns", root / "moved")
+    os.symlink(other, root / "columns")
+    for op in (
+        lambda: storage.delete("columns/x.blocks"),
+        lambda: storage.write("columns/x.blocks", b"w"),
+        lambda: storage.read("columns/x.blocks"),
+        lambda: storage.list("columns", strict=True),
+        lambda: storage.size("columns/x.blocks"),
+    ):
+        with pytest.raises(CorruptFileError, match="columns is a symbolic link"):
+            op()
+    assert storage.list("columns") == []
+    assert (other / "x.blocks").read_bytes() == b"not ours"
+
+
+def test_a_name_ending_in_a_newline_is_no_name_of_the_index(world):
+    """Found (probe): ``$`` also matches before a final newline, so a stray
+    ``_manifests/v...02.json\\n`` was taken for version 2, and every command then failed
+    on a version that does not exist."""
+    from bloomskip.index.layout import check_name
+    from bloomskip.index.storage import check_rel
+
+    root = _copy(world, "newline")
+    before = store.versions(root)
+    stray = f"v{before[-1] + 1:020d}.json\n"
+    with open(os.path.join(root, "_manifests", stray), "w") as fh:
+        fh.write("{}")
+    assert store.versions(root) == before
+    assert index.open(root).query("s = 's0-3'").files
+    with pytest.raises(CorruptFileError):
+        check_rel("fragments/" + "0" * 32 + ".parquet\n")
+    with pytest.raises(CorruptFileError):
+        check_name("fragments/" + "0" * 32 + ".parquet\n", "fragments", "manifest")

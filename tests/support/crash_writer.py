@@ -28,6 +28,7 @@ import faulthandler
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import sys
@@ -48,6 +49,10 @@ def die(*_a: Any, **_k: Any) -> None:
     time.sleep(60)
 
 
+#: A manifest's name (links are made relative to its directory's descriptor).
+_MANIFEST = re.compile(r"v\d{20}\.json\Z")
+
+
 class OsProxy:
     def __getattr__(self, name: str) -> Any:
         return getattr(os, name)
@@ -61,17 +66,17 @@ def hook(kill_at: str) -> None:
         proxy.replace = die
     elif kill_at == "manifest_temp_written":  # manifest fsynced, not yet linked
 
-        def link_or_die(src: str, dst: str) -> None:
-            if "_manifests" in dst:
+        def link_or_die(src: str, dst: str, **kw: Any) -> None:
+            if _MANIFEST.match(os.path.basename(dst)):
                 die()
-            os.link(src, dst)
+            os.link(src, dst, **kw)
 
         proxy.link = link_or_die
     elif kill_at == "manifest_linked":  # committed, temporary name not yet removed
 
-        def link_then_die(src: str, dst: str) -> None:
-            os.link(src, dst)
-            if "_manifests" in dst:
+        def link_then_die(src: str, dst: str, **kw: Any) -> None:
+            os.link(src, dst, **kw)
+            if _MANIFEST.match(os.path.basename(dst)):
                 die()
 
         proxy.link = link_then_die

@@ -89,15 +89,15 @@ NAMES = re.compile(
     rf"|(?:{MANIFESTS}/)?\.tmp-{_HEX}\.json"
     rf"|fragments/{_HEX}\.parquet"
     rf"|{_COLUMN_DIR}/{_HEX}(?:\.zones\.parquet|\.files\.parquet|\.blocks|\.dir|\.c\d{{1,3}}-\d{{1,6}}\.slab)"
-    rf")(?:\.tmp-{_HEX})?$"
+    rf")(?:\.tmp-{_HEX})?\Z"
 )
 #: Names a manifest may refer to, by kind.
 _KINDS = {
-    "fragments": re.compile(rf"^fragments/{_HEX}\.parquet$"),
-    "zones": re.compile(rf"^{_COLUMN_DIR}/{_HEX}\.zones\.parquet$"),
-    "files": re.compile(rf"^{_COLUMN_DIR}/{_HEX}\.files\.parquet$"),
-    "directory": re.compile(rf"^{_COLUMN_DIR}/{_HEX}\.dir$"),
-    "slab": re.compile(rf"^{_COLUMN_DIR}/{_HEX}\.c\d{{1,3}}-\d{{1,6}}\.slab$"),
+    "fragments": re.compile(rf"^fragments/{_HEX}\.parquet\Z"),
+    "zones": re.compile(rf"^{_COLUMN_DIR}/{_HEX}\.zones\.parquet\Z"),
+    "files": re.compile(rf"^{_COLUMN_DIR}/{_HEX}\.files\.parquet\Z"),
+    "directory": re.compile(rf"^{_COLUMN_DIR}/{_HEX}\.dir\Z"),
+    "slab": re.compile(rf"^{_COLUMN_DIR}/{_HEX}\.c\d{{1,3}}-\d{{1,6}}\.slab\Z"),
 }
 #: Largest manifest read, and the deepest JSON nesting accepted in it.
 MAX_MANIFEST_BYTES = 256 * 1024 * 1024

@@ -23,6 +23,7 @@ delete goes through a symbolic link or leaves the root. Reads count their bytes
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import re
@@ -41,7 +42,7 @@ from bloomskip.index import tables
 from bloomskip.objstore import SCHEMES, first_line, open_store
 
 #: What a relative name may look like: segments of safe characters, joined by "/".
-_REL = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$")
+_REL = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*\Z")
 MAX_REL = 400
 #: Buffers per ``preadv`` call (Linux and the BSDs allow 1024).
 _IOV_MAX = 1024
@@ -237,19 +238,50 @@ class LocalStorage(Storage):
     def root_is_object(self) -> bool:
         return os.path.lexists(self.root) and not os.path.isdir(self.root)
 
-    def _path(self, rel: str) -> str:
-        """The path of ``rel``; refused if a directory on the way is a symbolic link or
-        the path resolves outside the root."""
+    def _dir(self, parts: Sequence[str], rel: str, *, create: bool = False) -> int:
+        """A descriptor of the directory ``parts`` under the root, each step opened
+        relative to the one before and never through a symbolic link, so that no swap
+        of a directory for a link, even between two calls, leads an operation outside
+        the root; ``create``: make the missing ones (the root too)."""
+        if create:
+            os.makedirs(self.root, exist_ok=True)
+        fd = os.open(self.root, _DIR_FLAGS)
+        try:
+            for part in parts:
+                try:
+                    nxt = self._step(fd, part, rel)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, dir_fd=fd)
+                    nxt = self._step(fd, part, rel)
+                os.close(fd)
+                fd = nxt
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _step(self, fd: int, part: str, rel: str) -> int:
+        """The directory ``part`` in the directory ``fd``, not through a link."""
+        try:
+            return os.open(part, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+        except OSError as e:
+            if e.errno not in _NOT_A_DIR:
+                raise
+            try:
+                link = stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode)
+            except OSError:
+                link = False
+            what = "a symbolic link" if link else "not a directory"
+            raise CorruptFileError(f"{self.label(rel)}: {part} is {what} (refused)") from None
+
+    def _parent(self, rel: str, *, create: bool = False) -> tuple[int, str]:
+        """The descriptor of ``rel``'s directory (see :meth:`_dir`) and its last name."""
         check_rel(rel)
-        path = os.path.join(self.root, *rel.split("/"))
-        real_root = os.path.realpath(self.root)
-        parent = os.path.realpath(os.path.dirname(path))
-        if os.path.commonpath([real_root, parent]) != real_root:
-            raise CorruptFileError(f"{self.label(rel)}: leads outside the index (refused)")
-        with contextlib.suppress(FileNotFoundError):
-            if stat.S_ISLNK(os.lstat(path).st_mode):
-                raise CorruptFileError(f"{self.label(rel)}: is a symbolic link (refused)")
-        return path
+        *parts, name = rel.split("/")
+        return self._dir(parts, rel, create=create), name
 
     @contextlib.contextmanager
     def _errors(self, rel: str, what: str):
@@ -265,8 +297,15 @@ class LocalStorage(Storage):
     def _open(self, rel: str) -> int:
         """A descriptor for reading ``rel``: never through a link, never blocking (a FIFO
         in an index must not hang its reader), and only of a regular file."""
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-        fd = os.open(self._path(rel), flags)
+        dfd, name = self._parent(rel)
+        try:
+            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+        except OSError as e:
+            if e.errno in _NOT_A_DIR and not isinstance(e, FileNotFoundError):
+                raise CorruptFileError(f"{self.label(rel)}: is a symbolic link (refused)") from None
+            raise
+        finally:
+            os.close(dfd)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise CorruptFileError(f"{self.label(rel)}: not a regular file")
@@ -340,7 +379,11 @@ class LocalStorage(Storage):
     def size(self, rel: str) -> int | None:
         try:
             with self._errors(rel, "stat"):
-                st = os.lstat(self._path(rel))
+                dfd, name = self._parent(rel)
+                try:
+                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                finally:
+                    os.close(dfd)
         except FileNotFoundError:
             return None
         return st.st_size if stat.S_ISREG(st.st_mode) else None
@@ -350,98 +393,128 @@ class LocalStorage(Storage):
             self._write(rel, data, durable)
 
     def _write(self, rel: str, data: bytes | memoryview, durable: bool = True) -> None:
-        path = self._path(rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        self._path(rel)  # again: the directories made must not lead elsewhere
-        tmp = f"{path}.tmp-{uuid.uuid4().hex}"
+        dfd, name = self._parent(rel, create=True)
         try:
-            with open(tmp, "xb") as fh:
-                fh.write(data)
-                fh.flush()
-                if durable:
-                    os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+            with contextlib.suppress(FileNotFoundError):
+                if stat.S_ISLNK(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
+                    raise CorruptFileError(f"{self.label(rel)}: is a symbolic link (refused)")
+            tmp = f"{name}.tmp-{uuid.uuid4().hex}"
+            _write_new(dfd, tmp, data, durable)
+            try:
+                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)  # a link is replaced
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=dfd)
+                raise
+        finally:
+            os.close(dfd)
 
     def create(self, rel: str, data: bytes) -> bool:
         with self._errors(rel, "create"):
             return self._create(rel, data)
 
     def _create(self, rel: str, data: bytes) -> bool:
-        path = self._path(rel)
-        directory = os.path.dirname(path)
-        os.makedirs(directory, exist_ok=True)
-        self._path(rel)
-        tmp = os.path.join(directory, f".tmp-{uuid.uuid4().hex}.json")
+        dfd, name = self._parent(rel, create=True)
         try:
-            with open(tmp, "xb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
+            tmp = f".tmp-{uuid.uuid4().hex}.json"
+            _write_new(dfd, tmp, data, True)
             try:
-                os.link(tmp, path)
+                os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
             except FileExistsError:
                 return False
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=dfd)
+            os.fsync(dfd)
+            return True
         finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        _fsync_dir(directory)
-        return True
+            os.close(dfd)
 
     def list(self, prefix: str = "", *, strict: bool = False) -> list[Entry]:
-        top = self.root
-        if prefix:
-            check_rel(prefix.rstrip("/"))
-            top = os.path.join(self.root, *prefix.rstrip("/").split("/"))
-            # The top itself must be a real directory under the root (not a link).
-            try:
-                if not stat.S_ISDIR(os.lstat(top).st_mode):
-                    if strict:
-                        raise CorruptFileError(f"{top}: not a directory (refused)")
-                    return []
-            except (FileNotFoundError, NotADirectoryError):  # the root is no directory
-                return []
+        parts = prefix.rstrip("/").split("/") if prefix else []
+        if parts:
+            check_rel("/".join(parts))
+        try:  # the top must be a real directory under the root (not a link)
+            top = self._dir(parts, prefix)
+        except CorruptFileError:
+            if strict:
+                raise
+            return []
+        except (FileNotFoundError, NotADirectoryError):  # or the root is no directory
+            return []
+        except OSError as e:
+            raise SourceError(f"{self.label(prefix)}: cannot be listed: {e.strerror}") from None
 
         def unreadable(e: OSError) -> None:
             if strict:
                 raise CorruptFileError(f"{e.filename}: cannot be listed: {e.strerror}")
 
-        out = []
-        for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable, followlinks=False):
-            if strict and dirnames:
-                raise CorruptFileError(f"{os.path.join(dirpath, dirnames[0])}: unexpected here")
-            for name in filenames:
-                full = os.path.join(dirpath, name)
-                try:
-                    st = os.lstat(full)
-                except FileNotFoundError:
-                    continue
-                if not stat.S_ISREG(st.st_mode):
-                    if strict:
-                        raise CorruptFileError(f"{full}: not a regular file (refused)")
-                    continue  # symbolic links and anything odd: never ours
-                rel = os.path.relpath(full, self.root).replace(os.sep, "/")
-                if _REL.match(rel):
-                    out.append(Entry(rel, st.st_size, st.st_mtime))
-            dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+        out, base = [], "/".join(parts)
+        try:
+            # fwalk: every directory entered by descriptor, never through a link
+            for dirpath, dirnames, filenames, dfd in os.fwalk(
+                ".", dir_fd=top, onerror=unreadable, follow_symlinks=False
+            ):
+                if strict and dirnames:
+                    raise CorruptFileError(
+                        f"{self.label(_join(base, dirpath, dirnames[0]))}: unexpected here"
+                    )
+                for name in filenames:
+                    try:
+                        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue
+                    rel = _join(base, dirpath, name)
+                    if not stat.S_ISREG(st.st_mode):
+                        if strict:
+                            raise CorruptFileError(
+                                f"{self.label(rel)}: not a regular file (refused)"
+                            )
+                        continue  # symbolic links and anything odd: never ours
+                    if _REL.match(rel):
+                        out.append(Entry(rel, st.st_size, st.st_mtime))
+        finally:
+            os.close(top)
         return sorted(out, key=lambda e: e.rel)
 
     def delete(self, rel: str) -> None:
-        path = self._path(rel)
         with self._errors(rel, "delete"), contextlib.suppress(FileNotFoundError):
-            if stat.S_ISREG(os.lstat(path).st_mode):
-                os.unlink(path)
+            dfd, name = self._parent(rel)
+            try:
+                # a name swapped for a link after this check: unlink removes the link
+                if stat.S_ISREG(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
+                    os.unlink(name, dir_fd=dfd)
+            finally:
+                os.close(dfd)
 
 
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: What opening a symbolic link (or a file) as a directory, without following, raises.
+_NOT_A_DIR = (errno.ELOOP, errno.ENOTDIR)
+
+
+def _join(base: str, dirpath: str, name: str) -> str:
+    """``name`` in ``fwalk``'s ``dirpath`` (``./a/b``), under ``base``, as a relative name."""
+    sub = dirpath[2:] if dirpath.startswith("./") else "" if dirpath == "." else dirpath
+    return "/".join(p for p in (base, sub, name) if p)
+
+
+def _write_new(dfd: int, name: str, data: bytes | memoryview, durable: bool) -> None:
+    """A new file ``name`` in the directory ``dfd`` holding ``data`` (never through a link)."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666, dir_fd=dfd)
     try:
-        os.fsync(fd)
-    finally:
+        with os.fdopen(fd, "wb", closefd=False) as fh:
+            fh.write(data)
+            fh.flush()
+            if durable:
+                os.fsync(fd)
+    except BaseException:
         os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=dfd)
+        raise
+    os.close(fd)
 
 
 # ---------------------------------------------------------------------------- objects

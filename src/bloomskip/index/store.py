@@ -48,7 +48,7 @@ from bloomskip.index.layout import (
 from bloomskip.index.storage import Storage, age_s, open_storage
 from bloomskip.sources.base import Source, SourceFile
 
-_MANIFEST_RE = re.compile(r"^v(\d{20})\.json$")
+_MANIFEST_RE = re.compile(r"^v(\d{20})\.json\Z")
 
 
 def at(where: Storage | str | os.PathLike) -> Storage:

@@ -404,7 +404,7 @@ def _walk(root: str, uri: str) -> tuple[dict[str, SourceFile], list[str]]:
 
 #: A bloomskip index's marker and manifests (``bloomskip.index.layout``): a directory
 #: holding one is an index, whose tables are not the lake's data.
-_INDEX_FILE = re.compile(r"(?:^|/)(?:_bloomskip_index\.json|_manifests/v\d{20}\.json)$")
+_INDEX_FILE = re.compile(r"(?:^|/)(?:_bloomskip_index\.json|_manifests/v\d{20}\.json)\Z")
 
 
 def _outside_indexes(
