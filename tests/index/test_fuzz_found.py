@@ -15,6 +15,7 @@ import signal
 import tracemalloc
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -145,7 +146,7 @@ def test_a_table_swapped_for_another_columns_or_versions_is_refused(world):
     r = fz.roles(root)
     shutil.copyfile(_path(root, r["old-fragments"][0]), _path(root, r["fragments"][0]))
     iw.one_line_error(lambda: index.open(root).query("s = 's0-3'", check_source=False),
-                    "checksum")  # fmt: skip
+                    "checksum|rows where the manifest says")  # fmt: skip
 
 
 def test_a_damaged_manifest_is_refused_even_when_it_parses(world):
@@ -491,3 +492,38 @@ def test_a_name_ending_in_a_newline_is_no_name_of_the_index(world):
         check_rel("fragments/" + "0" * 32 + ".parquet\n")
     with pytest.raises(CorruptFileError):
         check_name("fragments/" + "0" * 32 + ".parquet\n", "fragments", "manifest")
+
+
+def test_a_fragment_table_that_decodes_to_far_more_than_it_holds_is_refused(world):
+    """Found (probe): with its checksums recomputed, a fragment table of a few KB held an
+    extra column of 300 MB of zeros (1.3 GB of memory to query), a list column (15 GB),
+    or 3M rows (2.3 GB); a refresh read it with no limit at all. Now only the columns of
+    its kind are read, no more rows than the manifest's files, and no more bytes than
+    64 times the file's - checked as it is decoded, so that a value repeated by a
+    dictionary counts every time."""
+    from bloomskip.index import tables
+
+    root = _copy(world, "bomb")
+    rel = fz.roles(root)["fragments"][0]
+    good = pq.read_table(_path(root, rel))
+    zeros = pa.array([b"\0" * (8 << 20)] * good.num_rows, pa.binary())
+    cases = {
+        "a column 'junk'": good.append_column("junk", zeros),
+        "a column 'etag'": good.set_column(
+            good.schema.get_field_index("etag"),
+            "etag",
+            pa.array([["x"]] * good.num_rows, pa.list_(pa.string())),
+        ),
+        "rows where the manifest says": pa.concat_tables([good] * 3),
+        "decoded from": good.set_column(
+            good.schema.get_field_index("path"), "path", zeros.cast(pa.string())
+        ),
+    }
+    for match, table in cases.items():
+        data = tables.encode(table, rel).to_pybytes()  # checksums that agree
+        assert len(data) < 200_000, (match, len(data))
+        with open(_path(root, rel), "wb") as fh:
+            fh.write(data)
+        iw.one_line_error(lambda: index.open(root).query("s = 's0-3'"), match)
+        iw.one_line_error(lambda: index.open(root).query("s = 's0-3'", check_source=False), match)
+        iw.one_line_error(lambda: index.refresh(root, progress=False), match)

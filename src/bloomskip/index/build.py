@@ -673,7 +673,7 @@ def _parquet_physical(name: str, t: pa.DataType, src: Source, listing: list[Sour
 def _fragments(storage: Storage, base: Manifest | None) -> dict[str, dict[str, Any]]:
     if base is None or base.fragments is None:
         return {}
-    t = storage.read_table(base.fragments)
+    t = storage.read_table(base.fragments, max_rows=base.fragment_rows)
     return {r["path"]: r for r in t.to_pylist()}
 
 

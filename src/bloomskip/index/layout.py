@@ -406,6 +406,12 @@ class Manifest:
     #: a query that trusts the index (``check_source=False``) reads them in full.
     unreadable: tuple[str, ...] = ()
 
+    @property
+    def fragment_rows(self) -> int | None:
+        """How many rows its fragment table holds: one per live file (a format 1
+        manifest does not say)."""
+        return self.num_files if self.format_version >= 2 else None
+
     def to_json(self) -> dict[str, Any]:
         return (
             {

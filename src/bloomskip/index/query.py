@@ -125,7 +125,9 @@ class ZoneIndex:
             else:
                 # (older manifests do not say how many files: then no bound)
                 limit = FRAGMENT_ROW_BYTES * m.num_files + (1 << 20) if m.num_files else None
-                self._fragments = self.storage.read_table(m.fragments, max_bytes=limit)
+                self._fragments = self.storage.read_table(
+                    m.fragments, max_bytes=limit, max_rows=m.fragment_rows
+                )
         return self._fragments
 
     def fragments_by_path(self) -> dict[str, dict[str, Any]]:
@@ -160,7 +162,9 @@ class ZoneIndex:
         are kept up to :data:`FRAGMENT_CACHE_BYTES`."""
         if self._frag_file is None:
             assert self.manifest.fragments is not None
-            pf = self.storage.open_table(self.manifest.fragments)
+            pf = self.storage.open_table(
+                self.manifest.fragments, max_rows=self.manifest.fragment_rows
+            )
             meta, ranges = pf.metadata, []
             for g in range(meta.num_row_groups):
                 st = meta.row_group(g).column(0).statistics

@@ -154,10 +154,16 @@ class Storage(ABC):
         return buf.size
 
     def read_table(
-        self, rel: str, columns: list[str] | None = None, *, max_bytes: int | None = None
+        self,
+        rel: str,
+        columns: list[str] | None = None,
+        *,
+        max_bytes: int | None = None,
+        max_rows: int | None = None,
     ) -> pa.Table:
         """A whole Parquet table, its checksums and columns checked; CorruptFileError if
-        it is missing, unreadable, damaged or (``max_bytes``) larger than it can be."""
+        it is missing, unreadable, damaged or (``max_bytes``, ``max_rows``) larger than it
+        can be."""
         if max_bytes is not None:
             size = self.size(rel)
             if size is not None and size > max_bytes:
@@ -171,16 +177,16 @@ class Storage(ABC):
             raise CorruptFileError(
                 f"{self.label(rel)}: listed by the index manifest but missing"
             ) from None
-        table = tables.decode(data, rel, self.label(rel))
+        table = tables.decode(data, rel, self.label(rel), max_rows)
         return table.select(columns) if columns is not None else table
 
-    def open_table(self, rel: str) -> pq.ParquetFile:
+    def open_table(self, rel: str, *, max_rows: int | None = None) -> pq.ParquetFile:
         """A Parquet table read lazily through ranged reads (its footer, then only the row
         groups asked for, each checked against its checksum)."""
         size = self.size(rel)
         if size is None:
             raise CorruptFileError(f"{self.label(rel)}: listed by the index manifest but missing")
-        return tables.lazy(RangeFile(self, rel, size), rel, self.label(rel))
+        return tables.lazy(RangeFile(self, rel, size), rel, self.label(rel), max_rows)
 
 
 class RangeFile(io.RawIOBase):

@@ -40,12 +40,13 @@ def encode(table: pa.Table, rel: str, **options) -> pa.Buffer:
     return sink.getvalue()
 
 
-def decode(data: bytes, rel: str, label: str) -> pa.Table:
-    """The whole table in ``data`` (the file ``rel``), checked."""
+def decode(data: bytes, rel: str, label: str, max_rows: int | None = None) -> pa.Table:
+    """The whole table in ``data`` (the file ``rel``), checked; ``max_rows``: at most
+    that many rows (what the manifest says it holds)."""
     try:
         pf = pq.ParquetFile(pa.py_buffer(data))
-        _expected(pf.schema_arrow, rel, label)
-        table = pf.read()
+        _shape(pf, rel, label, len(data), max_rows)
+        table = _read(pf, None, len(data), label)
     except CorruptFileError:
         raise
     except (OSError, pa.ArrowException, ValueError) as e:
@@ -63,10 +64,10 @@ def decode(data: bytes, rel: str, label: str) -> pa.Table:
     return conform(table, rel, label)
 
 
-def lazy(source, rel: str, label: str) -> pq.ParquetFile:
+def lazy(source, rel: str, label: str, max_rows: int | None = None) -> pq.ParquetFile:
     """The table ``rel`` in the file-like ``source``, for reading some row groups."""
     try:
-        return CheckedParquetFile(source, rel, label)
+        return CheckedParquetFile(source, rel, label, max_rows)
     except CorruptFileError:
         raise
     except (OSError, pa.ArrowException, ValueError) as e:
@@ -132,6 +133,59 @@ def _expected(schema: pa.Schema, rel: str, label: str) -> pa.Schema:
     return expected
 
 
+#: Decoded, a table holds at most this many times its bytes on disk (plus 1 MiB): its
+#: values are ids, sizes, paths and Bloom filters, none of which compress that well. A
+#: table that says (or turns out) otherwise is a decompression bomb, refused before it
+#: is decoded (or, for repeated dictionary values, before they are expanded).
+MAX_EXPANSION = 64
+
+
+def _limit(size: int) -> int:
+    return MAX_EXPANSION * size + (1 << 20)
+
+
+def _shape(pf: pq.ParquetFile, rel: str, label: str, size: int, max_rows: int | None) -> None:
+    """Before any value is decoded: only the columns of the table's kind, each of its
+    kind (no nested ones); no more rows than the manifest says; no more bytes decoded
+    than :data:`MAX_EXPANSION` times the file's, as its footer declares them."""
+    expected = {f.name: f for f in _expected(pf.schema_arrow, rel, label)}
+    for f in pf.schema_arrow:
+        want = expected.get(f.name)
+        if want is None or _kind(f.type) != _kind(want.type):
+            raise CorruptFileError(f"{label}: damaged (a column {f.name!r} {f.type} (refused))")
+    meta = pf.metadata
+    if max_rows is not None and meta.num_rows > max_rows:
+        raise CorruptFileError(
+            f"{label}: damaged ({meta.num_rows:,} rows where the manifest says {max_rows:,})"
+        )
+    declared = sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups))
+    if declared > _limit(size):
+        raise CorruptFileError(
+            f"{label}: damaged ({declared:,} bytes decoded from {size:,} on disk; refused)"
+        )
+
+
+def _read(pf: pq.ParquetFile, groups: list[int] | None, size: int, label: str) -> pa.Table:
+    """The row groups ``groups`` (None: all) of ``pf``, decoded a few rows at a time and
+    refused as soon as they exceed the limit for a file of ``size`` bytes: a value
+    repeated by its encoding (a dictionary, a shared prefix) is not in the sizes the
+    footer declares."""
+    limit, total, batches = _limit(size), 0, []
+    for batch in pf.iter_batches(batch_size=_BATCH_ROWS, row_groups=groups, use_threads=False):
+        total += batch.nbytes
+        if total > limit:
+            raise CorruptFileError(
+                f"{label}: damaged (more than {limit:,} bytes decoded from {size:,} on disk; "
+                "refused)"
+            )
+        batches.append(batch)
+    return pa.Table.from_batches(batches, schema=pf.schema_arrow)
+
+
+#: Rows decoded at a time (a table's values are at most a filter, 128 MiB, each).
+_BATCH_ROWS = 256
+
+
 def _kind(t: pa.DataType) -> str:
     if pa.types.is_integer(t):
         return "integer"
@@ -145,10 +199,11 @@ def _kind(t: pa.DataType) -> str:
 class CheckedParquetFile(pq.ParquetFile):
     """A table's row groups, each checked against its checksum as it is read."""
 
-    def __init__(self, source, rel: str, label: str) -> None:
+    def __init__(self, source, rel: str, label: str, max_rows: int | None = None) -> None:
         super().__init__(source)
         self._rel, self._label = rel, label
-        _expected(self.schema_arrow, rel, label)
+        self._size = source.size()
+        _shape(self, rel, label, self._size, max_rows)
         meta = self.metadata
         self._sums = integrity.stored_checksums(meta.metadata, meta.num_row_groups, label)
 
@@ -158,7 +213,7 @@ class CheckedParquetFile(pq.ParquetFile):
         tables = []
         for g in row_groups:
             try:
-                t = super().read_row_group(g, use_threads=use_threads)
+                t = _read(self, [g], self._size, self._label)
             except (OSError, pa.ArrowException, ValueError) as e:
                 raise CorruptFileError(
                     f"{self._label}: unreadable index table: {first_line(e)}"
