@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -32,6 +32,14 @@ SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "azure", "adl", "mem
 PYARROW_TO_URL = {"s3": "s3", "gcs": "gs", "abfs": "az"}
 
 
+#: A request whose connection stays silent this long fails (and is retried): a store
+#: that accepts connections and never answers fails in about a minute, not obstore's 3.
+STALL_S = 15
+#: Retries of a failed request (AWS's SDKs make 3 attempts in all) and how long after
+#: the first attempt the last may start.
+RETRIES, RETRY_S = 3, 60
+
+
 def open_store(url: str, **config: str) -> Any:
     """An obstore store rooted at ``url`` (``config``: obstore's settings beyond the
     environment's, as ``account_name``); SourceError (one line) if it cannot be made."""
@@ -39,9 +47,12 @@ def open_store(url: str, **config: str) -> Any:
         from obstore.store import from_url
     except ImportError as e:  # pragma: no cover - a dependency
         raise SourceError(f"{url}: object stores need obstore ({e})") from None
-    options = {"allow_http": True} if _allow_http() else {}
+    options: dict[str, Any] = {"read_timeout": timedelta(seconds=STALL_S)}
+    if _allow_http():
+        options["allow_http"] = True
+    retry = {"max_retries": RETRIES, "retry_timeout": timedelta(seconds=RETRY_S)}
     try:
-        return from_url(url, client_options=options or None, **config)
+        return from_url(url, client_options=options, retry_config=retry, **config)
     except Exception as e:  # obstore's errors, configuration errors: one line
         raise SourceError(f"{url}: cannot open the object store: {first_line(e)}") from None
 
@@ -221,6 +232,11 @@ _HINTS = (
     (
         ("builder error",),
         "a plain-http endpoint needs AWS_ALLOW_HTTP=true or AZURE_ALLOW_HTTP=true",
+    ),
+    (
+        ("error sending request", "operation timed out", "Connection refused"),
+        "the store did not answer (check the endpoint: AWS_ENDPOINT_URL, "
+        "AZURE_STORAGE_ENDPOINT, or the network)",
     ),
 )
 

@@ -519,3 +519,48 @@ def test_an_s3a_lake_is_its_s3_lake(s3, tmp_path):
     res = index.open(lake.index).query(f"uid = {lake.values('p1.parquet')[0]}")
     assert [f.path for f in res.files] == [lake.path_of("p1.parquet")]
     assert index.refresh(lake.index).files_indexed == 0
+
+
+def test_a_store_that_never_answers_fails_in_bounded_time(s3, monkeypatch):
+    """Found (probe): an endpoint that accepted connections and never replied held a
+    query for 181 s (obstore's default: 30 s a request, retried for 3 minutes). A
+    silent connection now fails after :data:`STALL_S` (made short here), and requests
+    are retried 3 times within :data:`RETRY_S`."""
+    import socket
+    import threading
+    import time
+
+    from bloomskip import objstore
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:  # and never answer
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    monkeypatch.setattr(objstore, "STALL_S", 0.3)
+    monkeypatch.setattr(objstore, "RETRY_S", 1)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{server.getsockname()[1]}")
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(SourceError) as e:
+            index.open("s3://silent-bucket/events.idx")
+        assert time.monotonic() - t0 < 10
+        assert "\n" not in str(e.value) and "silent-bucket" in str(e.value), e.value
+        assert "; the store did not answer (check the endpoint: " in str(e.value)
+    finally:
+        stop.set()
+        thread.join()
+        for c in held:
+            c.close()
+        server.close()
