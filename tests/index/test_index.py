@@ -1026,3 +1026,18 @@ def test_a_lake_gone_since_indexing_says_how_to_answer_without_it(tmp_path):
     assert "check_source=False" in str(e.value)
     got = index.open(tmp_path / "idx").query("k = 5", check_source=False)
     assert [f.path for f in got.files] == [str(lake / "p.parquet")]
+
+
+def test_a_lake_by_another_of_its_names_is_the_indexed_lake(tmp_path):
+    """Adding a column by ``file:///lake`` to an index built by ``/lake`` was refused
+    ("now indexes /lake, not file:///lake"); another lake still is."""
+    lake, other = tmp_path / "lake", tmp_path / "other"
+    for d in (lake, other):
+        d.mkdir()
+        pq.write_table(pa.table({"k": [1, 2, 3], "s": ["a", "b", "c"]}), d / "p.parquet")
+    index.build(lake, ["k"], tmp_path / "idx")
+    before = index.open(tmp_path / "idx").manifest.source
+    rep = index.build(lake.as_uri() + "/", ["s"], tmp_path / "idx")
+    assert rep.columns_added == ["s"] and index.open(tmp_path / "idx").manifest.source == before
+    with pytest.raises(InvalidParameterError, match=f"indexes {lake}, not {other}"):
+        index.build(other, ["s"], tmp_path / "idx")

@@ -241,6 +241,25 @@ def refresh(
 # ----------------------------------------------------------------------------- planning
 
 
+def _indexed_source(base: Manifest, src: Source, root: str) -> Source:
+    """The source ``base`` indexes, if ``src`` is that lake (by any of its names:
+    ``s3a://``, ``file://``, a trailing slash); else InvalidParameterError."""
+    if base.source == src.to_json():
+        return src
+    known = from_json(base.source)
+    if src.same_lake(known):
+        return known  # named as it was indexed
+    if known.uri == src.uri:
+        raise InvalidParameterError(
+            f"{root}: its manifest's record of its source ({str(base.source)[:200]}) "
+            "does not read back as it was written"
+        )
+    raise InvalidParameterError(
+        f"{root} indexes {known.uri}, not {src.uri}; use another directory or overwrite "
+        "(--overwrite, overwrite=True)"
+    )
+
+
 def _check_compatible(
     base: Manifest | None,
     storage: Storage,
@@ -253,11 +272,7 @@ def _check_compatible(
     if base is None:
         return
     root = storage.uri
-    if base.source != src.to_json():
-        raise InvalidParameterError(
-            f"{root} indexes {base.source.get('uri')}, not {src.uri}; use another "
-            "directory or overwrite (--overwrite, overwrite=True)"
-        )
+    _indexed_source(base, src, root)
     if base.zoning != zoning:
         raise InvalidParameterError(
             f"{root} cuts zones of {base.zoning.zone_rows} rows (align {base.zoning.align}), "
@@ -320,10 +335,8 @@ def _update(
         versions = store.versions(storage)
         base = None if overwrite or not versions else store.read_manifest(storage, versions[-1])
         next_version = (versions[-1] + 1) if versions else 1
-        if base is not None and base.source != src.to_json():
-            raise InvalidParameterError(
-                f"{storage.uri} now indexes {base.source.get('uri')}, not {src.uri}"
-            )
+        if base is not None:
+            src = _indexed_source(base, src, storage.uri)
         if refreshing:  # the committed zoning, whoever committed last (on a retry too)
             if base is None:
                 raise IndexNotFoundError(f"{storage.uri}: no zone index here to refresh")
