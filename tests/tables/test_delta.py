@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from bloomskip import index
+from bloomskip import index, tables
 from bloomskip.cli import main
 from bloomskip.errors import InvalidParameterError, SourceError
 from bloomskip.index.layout import Manifest
@@ -354,3 +354,27 @@ def test_the_latest_snapshot_is_kept_until_a_commit_follows(tmp_path):
     assert second.id == 1 and len(second.files) == len(first.files) + 1
     assert DeltaSource.at(path).loaded() is second
     assert DeltaSource.at(path).as_of(0).loaded().files == first.files
+
+
+def test_a_column_widened_since_indexing_still_finds_values_only_the_new_type_holds(tmp_path):
+    """Found (probe): ``x`` int32 when indexed, overwritten as int64: ``x = 3000000000``
+    was bound to the indexed type ("outside the range of int32": no row), and the
+    partition pruning then dropped the file holding it, indexed column or not, stale
+    index or refreshed."""
+    t, idx = str(tmp_path / "t"), str(tmp_path / "idx")
+    first = {"id": pa.array([1, 2], pa.int64()), "x": pa.array([1, 2], pa.int32())}
+    write_deltalake(t, pa.table(first | {"p": ["a", "b"]}), partition_by=["p"])
+    index.build(t, ["id", "x"], idx)
+    later = {"id": pa.array([3], pa.int64()), "x": pa.array([3_000_000_000], pa.int64())}
+    write_deltalake(
+        t, pa.table(later | {"p": ["b"]}), mode="overwrite", schema_mode="overwrite",
+        partition_by=["p"],
+    )  # fmt: skip
+    for refreshed in (False, True):
+        if refreshed:
+            index.refresh(idx)
+        for where in ("x = 3000000000", "x = 3000000000 AND p = 'b'", "x = 3000000000 OR p = 'zz'"):
+            res = index.open(idx).query(where)
+            assert len(res.files) == 1, (refreshed, where, res.to_text())
+            got = tables.open_table(t).read([f.path for f in res.files]).column("id").to_pylist()
+            assert got == [3], (refreshed, where)

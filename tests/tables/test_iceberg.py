@@ -300,3 +300,50 @@ def test_command_line_with_a_catalog_from_the_environment(history, tmp_path):
     assert built["snapshot"]["snapshot_id"] == snaps[-1]
     assert got["snapshot"] == {"table": "iceberg", "snapshot_id": snaps[0]}
     assert {f["path"] for f in got["files"]} <= _held(tbl, snaps[0])
+
+
+def test_a_column_promoted_since_indexing_still_finds_values_only_the_new_type_holds(
+    tmp_path,
+):
+    """Found (probe): ``k`` int promoted to long after indexing; ``k = 3000000000 AND
+    p = 'b'`` bound ``k`` as int ("outside the range of int32": no row) and the
+    partition pruning dropped the file holding it, even after a refresh."""
+    catalog = iceberg_catalog(tmp_path, "widen")
+    tbl = catalog.create_table("ns.t", schema=pa.schema([("k", pa.int32()), ("p", pa.string())]))
+    with tbl.update_spec() as spec:
+        spec.add_identity("p")
+    tbl.append(pa.table({"k": pa.array([1], pa.int32()), "p": ["a"]}))
+    idx = str(tmp_path / "idx")
+    index.build("iceberg://widen/ns.t", ["k"], idx)
+    with tbl.update_schema() as upd:
+        upd.update_column("k", field_type=LongType())
+    tbl = catalog.load_table("ns.t")
+    tbl.append(pa.table({"k": pa.array([3_000_000_000], pa.int64()), "p": ["b"]}))
+    for refreshed in (False, True):
+        if refreshed:
+            index.refresh(idx)
+        for where in ("k = 3000000000 AND p = 'b'", "k = 3000000000 OR p = 'zz'"):
+            got, _res = rows_via_index(idx, where)
+            assert got.column("k").to_pylist() == [3_000_000_000], (refreshed, where)
+
+
+def test_a_snapshot_that_lists_a_data_file_twice_is_refused_in_one_line(tmp_path, capsys):
+    """Found (probe): ``add_files(..., check_duplicate_files=False)`` of a file already in
+    the table: pyiceberg reads its rows twice; the build failed on an assertion."""
+    import pyarrow.parquet as pq
+
+    from bloomskip.cli import main
+
+    catalog = iceberg_catalog(tmp_path, "dup")
+    data = pa.table({"id": pa.array([1, 2, 3], pa.int64())})
+    tbl = catalog.create_table("ns.t", schema=data.schema)
+    path = str(tmp_path / "f.parquet")
+    pq.write_table(data, path)
+    tbl.add_files(["file://" + path])
+    catalog.load_table("ns.t").add_files(["file://" + path], check_duplicate_files=False)
+    idx = str(tmp_path / "idx")
+    with pytest.raises(UnsupportedFileError, match=r"lists the data file .* more than once"):
+        index.build("iceberg://dup/ns.t", ["id"], idx)
+    assert main(["index", "build", "iceberg://dup/ns.t", idx, "-c", "id"]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "more than once" in err, err

@@ -32,7 +32,7 @@ from bloomskip.expr.expressions import (
     terms,
     visit,
 )
-from bloomskip.expr.literals import convert
+from bloomskip.expr.literals import NoMatch, Unknown, convert
 from bloomskip.expr.sql import parse
 
 
@@ -42,6 +42,10 @@ class Column:
 
     type: pa.DataType | None  # None: a type literals cannot be converted to
     key: Any = None
+    #: Values of the data may be of another type than ``type`` (a table's column widened
+    #: since it was indexed as ``type``): a literal no ``type`` value equals may still
+    #: match, so it binds as "may match", not as "no row".
+    widened_to: pa.DataType | None = None
 
 
 def resolve(name: str, schema: Mapping[str, Column]) -> BoundReference:
@@ -98,7 +102,16 @@ class _Bind(ExpressionTransform):
         ref = resolve(pred.term.name, self.schema)
         bound = replace(pred, term=ref)
         if isinstance(bound, LiteralPredicate):
-            return bound.with_conversions(tuple(convert(lit, ref.type) for lit in pred.literals))
+            now = self.schema[ref.name].widened_to
+            converted = [convert(lit, ref.type) for lit in pred.literals]
+            if now is not None:
+                converted = [
+                    Unknown(f"{c.reason} as indexed, but the column is now {now}")
+                    if isinstance(c, NoMatch)
+                    else c
+                    for c in converted
+                ]
+            return bound.with_conversions(tuple(converted))
         return bound
 
 

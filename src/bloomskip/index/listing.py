@@ -147,14 +147,22 @@ def _binding(
         old = renamed.get(f.name)
         if old is not None and old in zi.columns:
             aliases[f.name] = old
-            schema[f.name] = Column(zi.columns[old].arrow_type, f.name)
+            schema[f.name] = _as_indexed(zi.columns[old].arrow_type, f)
         elif f.name not in schema:
             schema[f.name] = Column(f.type, f.name)
+        else:  # found (probe): widened since (int -> long), a literal only the new type
+            schema[f.name] = _as_indexed(schema[f.name].type, f)  # holds is "no row"
     for name, t in src.unsettled().items():  # a latest read's column, not the index's
         taken.add(name)
         aliases.pop(name, None)
         schema[name] = Column(t, name)
     return schema, aliases, taken
+
+
+def _as_indexed(indexed: pa.DataType | None, now: pa.Field) -> Column:
+    """A column bound with the type it was indexed as, and the table's type now if that
+    differs (a literal that fits only the latter then binds as "may match")."""
+    return Column(indexed, now.name, None if indexed == now.type else now.type)
 
 
 __all__ = ["Listed", "compare", "table_names"]

@@ -31,6 +31,7 @@ indexed and queried; only its rows cannot be read.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -258,6 +259,13 @@ class IcebergSource(TableSource):
         except Exception as e:
             raise SourceError(f"{self.uri}: cannot read its manifests: {first_line(e)}") from None
         files.sort(key=lambda f: f.path)
+        paths = [f.path for f in files]
+        twice = next((a for a, b in itertools.pairwise(paths) if a == b), None)
+        if twice is not None:  # (add_files without its duplicate check): read twice
+            raise UnsupportedFileError(
+                f"{self.uri}: the snapshot lists the data file {twice} more than once, so "
+                "its rows count twice; bloomskip indexes and reads each file once"
+            )
         self._state["equality_deletes"] = equality
         self._state["metadata_location"] = tbl.metadata_location
         sid = None if snap is None else int(snap.snapshot_id)
