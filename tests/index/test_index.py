@@ -1041,3 +1041,26 @@ def test_a_lake_by_another_of_its_names_is_the_indexed_lake(tmp_path):
     assert rep.columns_added == ["s"] and index.open(tmp_path / "idx").manifest.source == before
     with pytest.raises(InvalidParameterError, match=f"indexes {lake}, not {other}"):
         index.build(other, ["s"], tmp_path / "idx")
+
+
+def test_a_lake_holds_the_files_spark_reads_by_name(tmp_path):
+    """Spark's rule (found by a Spark probe): a name starting with ``_`` is data when it
+    holds ``=``; ``*._COPYING_`` is a copy in progress, not data."""
+    from bloomskip.sources.files import hidden_name, unescape
+
+    lake = tmp_path / "lake"
+    names = ["a.parquet", "_y=1.parquet", "f.parquet._COPYING_", "_x=1/b.parquet",
+             "_tmp/c.parquet", ".h/d.parquet", "_SUCCESS"]  # fmt: skip
+    for name in names:
+        (lake / name).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"k": [1]}), lake / name)
+    rep = index.build(lake, ["k"], tmp_path / "idx")
+    got = sorted(
+        os.path.relpath(f.path, lake) for f in index.open(tmp_path / "idx").query("k = 1").files
+    )
+    assert got == ["_x=1/b.parquet", "_y=1.parquet", "a.parquet"], got
+    assert rep.files_indexed == 3
+    assert [hidden_name(n) for n in ("_metadata", "_a=b", ".x=1", "a._COPYING_")] == [
+        True, False, True, True,
+    ]  # fmt: skip
+    assert unescape("%C3%A9%2F%zz%4") == "Ã©/%zz%4"  # one character per %XX, as Spark

@@ -607,6 +607,24 @@ def test_a_hive_partitioned_lake_reads_its_partition_values(ds, tmp_path):
         _ours(ds, str(root), idx, schema="user_id bigint, country date").collect()
 
 
+def test_partition_directories_are_read_by_spark_s_rules(ds, tmp_path):
+    """Found (Spark probe): ``cat=%C3%A9/`` is ``'Ã©'`` to Spark (each ``%XX`` one
+    character), and was ``'é'`` here (UTF-8); ``_x=1/`` is a partition directory to
+    Spark (a ``_`` name holding ``=``), and was skipped as hidden, with its rows."""
+    root = tmp_path / "lake"
+    for i, d in enumerate(["cat=a/_x=1", "cat=%C3%A9/_x=2", "cat=%2B/_x=3"]):
+        (root / d).mkdir(parents=True)
+        ids = pa.array(range(i * 100, i * 100 + 50), pa.int64())
+        pq.write_table(pa.table({"k": ids}), root / d / "f.parquet")
+    idx = str(tmp_path / "idx")
+    build(str(root), ["k"], idx)
+    schema = "k bigint, cat string, _x int"
+    for q in ["k = 105", "cat = 'Ã©'", "cat = 'é'", "cat = '+' AND k = 205", "_x = 2"]:
+        ours = _rows(_ours(ds, str(root), idx, schema=schema).where(q))
+        theirs = _rows(ds.read.schema(schema).parquet(str(root)).where(q))
+        assert ours == theirs, q
+
+
 def test_a_column_both_in_the_files_and_in_a_partition_directory_is_the_directorys(ds, tmp_path):
     """Found (Spark probe): ``c=DE/`` holding files with a column ``c`` of ``'de'``.
     Spark's reader gives ``c`` the directory's value; the index answered ``c = 'DE'`` from

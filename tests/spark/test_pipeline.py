@@ -657,6 +657,43 @@ def test_a_partitioned_lake_named_by_a_uri_keeps_its_partition_values(spark, tmp
         ], plan.notes
 
 
+def test_a_lake_s_files_are_the_ones_spark_reads(spark, tmp_path):
+    """Found (Spark probe): bloomskip skipped every ``_`` name, so ``_y=1.parquet`` (data
+    to Spark: it holds ``=``) was never a candidate; it indexed ``f.parquet._COPYING_``
+    (a copy in progress, which Spark skips) and files in ``sub/`` (Spark reads a lake's
+    subdirectories only as partitions): missing rows and extra ones. Spark's rules now
+    decide what a lake holds, and plan_read leaves out what Spark would not read."""
+    lake = tmp_path / "lake"
+    (lake / "sub").mkdir(parents=True)
+    for name, base in [("a.parquet", 0), ("_y=1.parquet", 1000), ("f.parquet._COPYING_", 2000)]:
+        _write(lake / name, _table(base // 1000, 100).select(["k"]), 1)
+    _write(lake / "sub" / "c.parquet", _table(4, 100).select(["k"]), 1)
+    index.build(lake, ["k"], tmp_path / "idx")
+    where = "k IN (5, 10005, 20005, 40004)"
+    want = _rows(spark.read.parquet(str(lake)).where(where))
+    assert want == [(5,), (10005,)]
+    for local_rows in (0, 1000):
+        plan = plan_read(spark, lake, tmp_path / "idx", where, local_rows=local_rows)
+        assert _rows(plan.df) == want, (local_rows, plan.notes)
+    assert plan.skip_reasons.get("in a subdirectory Spark does not read") == 1
+    opts = {"recursiveFileLookup": "true"}
+    plan = plan_read(spark, lake, tmp_path / "idx", where, options=opts)
+    got = _rows(plan.df)
+    assert got == _rows(spark.read.options(**opts).parquet(str(lake)).where(where)), got
+    assert got == [(5,), (10005,), (40004,)]
+
+
+def test_a_file_uri_with_a_percent_sign_is_refused():
+    """Found (Spark probe): ``file:///x/a%20b/lake`` is ``/x/a b/lake`` to pyarrow and
+    ``/x/a%20b/lake`` to Spark: the index covered one, Spark read the other."""
+    from bloomskip.errors import SourceError
+    from bloomskip.sources import resolve
+
+    for uri in ("file:///x/a%20b/lake", "file:/x/a%20b/lake"):
+        with pytest.raises(SourceError, match="give the plain path"):
+            resolve(uri)
+
+
 def test_spark_is_told_the_root_of_a_lake_on_an_object_store():
     from bloomskip.spark.scan import _base_path
 

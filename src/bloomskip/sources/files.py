@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -124,6 +124,11 @@ class FileSource(Source):
             text = os.fspath(item)
             if text.startswith("file:/") and not text.startswith("file://"):
                 text = "file://" + text[len("file:") :]  # Hadoop's file:/abs, as Spark takes
+            if text.startswith("file:") and "%" in text:
+                raise SourceError(
+                    f"{text}: a file: URI with % means two places - pyarrow decodes %20 "
+                    "(a space), Spark and Hadoop take it as written; give the plain path"
+                )
             texts.append(text)
             if "://" in text:
                 f, p = filesystem(text)
@@ -385,15 +390,15 @@ def _walk(root: str, uri: str) -> tuple[dict[str, SourceFile], list[str]]:
             name = entry.name
             try:
                 if entry.is_dir():
-                    if not name.startswith(_HIDDEN) or name == "_manifests":
-                        inside = hidden or name.startswith(_HIDDEN)
+                    if not hidden_name(name) or name == "_manifests":
+                        inside = hidden or hidden_name(name)
                         stack.append((prefix[0] + name, prefix[1] + name, inside))
                     continue
                 if not entry.is_file():
                     continue  # FIFOs, sockets, devices, dangling links: not data
                 child_rel = prefix[1] + name
                 rels.append(child_rel)
-                if hidden or name.startswith(_HIDDEN):
+                if hidden or hidden_name(name):
                     continue
                 info = entry.stat()
             except OSError:
@@ -421,25 +426,53 @@ def _outside_indexes(
     return {r: f for r, f in found.items() if not any(r.startswith(x + "/") for x in roots)}
 
 
-_HIDDEN = ("_", ".")
+def hidden_name(name: str) -> bool:
+    """Whether a file or directory named ``name`` is no part of a lake, by Spark's rule
+    (``HadoopFSUtils.shouldFilterOutPathName``): a name starting with ``.``, or with
+    ``_`` unless it holds ``=`` (``_x=1/`` is a partition directory), or a copy in
+    progress (``._COPYING_``)."""
+    return (
+        name.startswith(".")
+        or (name.startswith("_") and "=" not in name)
+        or name.endswith("._COPYING_")
+    )
+
+
 #: How a partition directory names a null value (Hive's, and Spark's).
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 def hive_pairs(path: str) -> tuple[tuple[str, str | None], ...]:
     """The ``key=value`` directories of ``path`` (a file's: its last part is not one), in
-    order: ``(key, value)``, both %-unescaped, the value None for :data:`HIVE_NULL`."""
+    order: ``(key, value)``, both %-unescaped as Spark does, the value None for
+    :data:`HIVE_NULL`."""
     out = []
     for part in path.split("/")[:-1]:
         key, eq, value = part.partition("=")
         if eq and key:
-            v = unquote(value)
-            out.append((unquote(key), None if v == HIVE_NULL else v))
+            v = unescape(value)
+            out.append((unescape(key), None if v == HIVE_NULL else v))
     return tuple(out)
 
 
+#: ``%`` and the two characters Java's ``Integer.parseInt(s, 16)`` takes (a sign too).
+_ESCAPE = re.compile(r"%([+-][0-9A-Fa-f]|[0-9A-Fa-f]{2})")
+
+
+def unescape(name: str) -> str:
+    """A partition directory's key or value as Spark reads it
+    (``ExternalCatalogUtils.unescapePathName``): each ``%XX`` is the one character of
+    code ``XX`` (``%C3%A9`` is two characters, as Spark has it, not the UTF-8 of one)."""
+
+    def char(m: re.Match) -> str:
+        code = int(m.group(1), 16)
+        return chr(code) if code >= 0 else m.group(0)
+
+    return _ESCAPE.sub(char, name)
+
+
 def _hidden(rel: str) -> bool:
-    return any(part.startswith(_HIDDEN) for part in rel.split("/"))
+    return any(hidden_name(part) for part in rel.split("/"))
 
 
 __all__ = ["HIVE_NULL", "FileSource", "hive_pairs"]

@@ -297,6 +297,15 @@ class IndexedLake:
                 result = index.query(expr, check_source=check_source, max_in_fpp=max_in_fpp)
                 said = {f"{text}: not used for pruning" for text in dropped}  # said above
                 result.notes = [n for n in result.notes if n not in said]
+                unseen = _unseen_by_spark(index, self.paths, self.options, result.files)
+                if unseen:  # not candidates: counted as skipped
+                    result.skip_reasons[UNSEEN] = len(unseen)
+                    result.files = [f for f in result.files if f.path not in unseen]
+                    notes.append(
+                        f"{len(unseen):,} candidate {'file' if len(unseen) == 1 else 'files'}"
+                        " in subdirectories not read: Spark reads a lake's subdirectories "
+                        "only as partitions (k=v) or with recursiveFileLookup"
+                    )
             except (BloomskipError, OSError) as e:
                 notes.append(f"index not used: {e}")
         df = None
@@ -362,6 +371,28 @@ def _covers(index: ZoneIndex, paths: list[str]) -> bool:
         return resolve(paths[0] if len(paths) == 1 else paths).same_lake(index.source)
     except (BloomskipError, OSError):
         return False
+
+
+UNSEEN = "in a subdirectory Spark does not read"
+
+
+def _unseen_by_spark(index: ZoneIndex, lake: list[str], options: Mapping[str, str], files) -> set:
+    """The candidates Spark's reader of the directory ``lake`` does not read: files in a
+    subdirectory that is no partition directory (``k=v``), unless ``recursiveFileLookup``.
+    (Spark reads the files of a lake's root, or of its partition directories; bloomskip
+    indexes every file under it.)"""
+    recursive = {k.lower(): v for k, v in options.items()}.get("recursivefilelookup", "")
+    src = index.source
+    if len(lake) != 1 or recursive.strip().lower() == "true" or len(src.paths) != 1:
+        return set()
+    root = src.uri_of(src.paths[0]).rstrip("/") + "/"
+    out = set()
+    for f in files:
+        if f.path.startswith(root):
+            dirs = f.path[len(root) :].split("/")[:-1]
+            if any("=" not in d for d in dirs):
+                out.add(f.path)
+    return out
 
 
 def _base_path(lake: list[str], files: list[str]) -> str | None:
