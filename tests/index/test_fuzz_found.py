@@ -508,8 +508,8 @@ def test_a_fragment_table_that_decodes_to_far_more_than_it_holds_is_refused(worl
     good = pq.read_table(_path(root, rel))
     zeros = pa.array([b"\0" * (8 << 20)] * good.num_rows, pa.binary())
     cases = {
-        "a column 'junk'": good.append_column("junk", zeros),
-        "a column 'etag'": good.set_column(
+        "column 'junk'": good.append_column("junk", zeros),
+        "column 'etag'": good.set_column(
             good.schema.get_field_index("etag"),
             "etag",
             pa.array([["x"]] * good.num_rows, pa.list_(pa.string())),

@@ -307,7 +307,7 @@ class LocalStorage(Storage):
         try:
             fd = os.open(name, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
         except OSError as e:
-            if e.errno in _NOT_A_DIR and not isinstance(e, FileNotFoundError):
+            if e.errno in _NOT_A_DIR:  # O_NOFOLLOW's answer to a link
                 raise CorruptFileError(f"{self.label(rel)}: is a symbolic link (refused)") from None
             raise
         finally:
@@ -407,7 +407,8 @@ class LocalStorage(Storage):
             tmp = f"{name}.tmp-{uuid.uuid4().hex}"
             _write_new(dfd, tmp, data, durable)
             try:
-                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)  # a link is replaced
+                # a link put there since the check is replaced, never followed
+                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp, dir_fd=dfd)

@@ -152,7 +152,7 @@ def _shape(pf: pq.ParquetFile, rel: str, label: str, size: int, max_rows: int | 
     for f in pf.schema_arrow:
         want = expected.get(f.name)
         if want is None or _kind(f.type) != _kind(want.type):
-            raise CorruptFileError(f"{label}: damaged (a column {f.name!r} {f.type} (refused))")
+            raise CorruptFileError(f"{label}: damaged (unexpected column {f.name!r}: {f.type})")
     meta = pf.metadata
     if max_rows is not None and meta.num_rows > max_rows:
         raise CorruptFileError(

@@ -383,9 +383,10 @@ def _unseen_by_spark(index: ZoneIndex, lake: list[str], options: Mapping[str, st
     indexes every file under it.)"""
     recursive = {k.lower(): v for k, v in options.items()}.get("recursivefilelookup", "")
     src = index.source
-    if len(lake) != 1 or recursive.strip().lower() == "true" or len(src.paths) != 1:
+    paths = getattr(src, "paths", ())  # a lake of files (a Lance dataset has none)
+    if len(lake) != 1 or recursive.strip().lower() == "true" or len(paths) != 1:
         return set()
-    root = src.uri_of(src.paths[0]).rstrip("/") + "/"
+    root = src.uri_of(paths[0]).rstrip("/") + "/"
     out = set()
     for f in files:
         if f.path.startswith(root):
