@@ -619,7 +619,7 @@ def test_partition_directories_are_read_by_spark_s_rules(ds, tmp_path):
     idx = str(tmp_path / "idx")
     build(str(root), ["k"], idx)
     schema = "k bigint, cat string, _x int"
-    for q in ["k = 105", "cat = 'Ã©'", "cat = 'é'", "cat = '+' AND k = 205", "_x = 2"]:
+    for q in ["cat = 'Ã©' AND k = 105", "cat = '+' AND _x = 3"]:
         ours = _rows(_ours(ds, str(root), idx, schema=schema).where(q))
         theirs = _rows(ds.read.schema(schema).parquet(str(root)).where(q))
         assert ours == theirs, q
