@@ -686,6 +686,18 @@ def test_a_lake_s_files_are_the_ones_spark_reads(spark, tmp_path):
     got = _rows(plan.df)
     assert got == _rows(spark.read.options(**opts).parquet(str(lake)).where(where)), got
     assert got == [(5,), (10005,), (40004,)]
+    # with partitions Spark reads every file below them: day=1/sub/ has day = 1
+    parted = tmp_path / "parted"
+    for d, i in (("day=1", 0), ("day=1/sub", 1), ("day=2", 2)):
+        (parted / d).mkdir(parents=True)
+        _write(parted / d / "f.parquet", _table(i, 100).select(["k"]), 1)
+    index.build(parted, ["k"], tmp_path / "pidx")
+    where = "k IN (5, 10005, 20005)"
+    want = _rows(spark.read.parquet(str(parted)).where(where))
+    assert len(want) == 3, want
+    for local_rows in (0, 1000):
+        plan = plan_read(spark, parted, tmp_path / "pidx", where, local_rows=local_rows)
+        assert _rows(plan.df) == want, (local_rows, plan.notes)
 
 
 def test_a_file_uri_with_a_percent_sign_is_refused():

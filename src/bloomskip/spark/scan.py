@@ -213,6 +213,18 @@ class IndexedLake:
         finally:
             conf.set(key, before) if before is not None else conf.unset(key)
 
+    def _unseen(self, index: ZoneIndex, fmt: str, files) -> set[str]:
+        """The candidates Spark's reader of this lake would not read (see
+        :func:`_unseen_by_spark`); Spark's schema says whether it has partitions."""
+        if len(self.paths) != 1 or not files:
+            return set()
+        if self.schema is None:
+            self._dataframe(fmt)
+        assert self.schema is not None
+        in_files = {n.lower() for n in index.manifest.schema.names}
+        partitioned = any(n.lower() not in in_files for n in self.schema.fieldNames())
+        return _unseen_by_spark(index, self.options, files, partitioned)
+
     def _local(self, plan: ReadPlan, index, expr, fmt: str, max_in_fpp: float, limit: int):
         """The candidates' rows read on the driver (a local relation), or None: Spark
         reads the candidate files (``plan.notes`` says why, where it is not plain)."""
@@ -297,14 +309,14 @@ class IndexedLake:
                 result = index.query(expr, check_source=check_source, max_in_fpp=max_in_fpp)
                 said = {f"{text}: not used for pruning" for text in dropped}  # said above
                 result.notes = [n for n in result.notes if n not in said]
-                unseen = _unseen_by_spark(index, self.paths, self.options, result.files)
+                unseen = self._unseen(index, fmt, result.files)
                 if unseen:  # not candidates: counted as skipped
                     result.skip_reasons[UNSEEN] = len(unseen)
                     result.files = [f for f in result.files if f.path not in unseen]
                     notes.append(
                         f"{len(unseen):,} candidate {'file' if len(unseen) == 1 else 'files'}"
-                        " in subdirectories not read: Spark reads a lake's subdirectories "
-                        "only as partitions (k=v) or with recursiveFileLookup"
+                        " in subdirectories not read: Spark reads only the files directly in "
+                        "a lake without partitions (all of them with recursiveFileLookup)"
                     )
             except (BloomskipError, OSError) as e:
                 notes.append(f"index not used: {e}")
@@ -376,24 +388,29 @@ def _covers(index: ZoneIndex, paths: list[str]) -> bool:
 UNSEEN = "in a subdirectory Spark does not read"
 
 
-def _unseen_by_spark(index: ZoneIndex, lake: list[str], options: Mapping[str, str], files) -> set:
-    """The candidates Spark's reader of the directory ``lake`` does not read: files in a
-    subdirectory that is no partition directory (``k=v``), unless ``recursiveFileLookup``.
-    (Spark reads the files of a lake's root, or of its partition directories; bloomskip
-    indexes every file under it.)"""
+def _unseen_by_spark(
+    index: ZoneIndex, options: Mapping[str, str], files, partitioned: bool
+) -> set[str]:
+    """The candidates Spark's reader of the lake's directory does not read: in a lake
+    without partitions, the files of its subdirectories (unless ``recursiveFileLookup``).
+    Spark then reads the root's files only; a lake with partitions (columns Spark found in
+    ``k=v`` directories, or a candidate under one) is read whole, ``day=1/sub/`` with
+    ``day = 1``, so nothing is left out. bloomskip indexes every file under the root."""
     recursive = {k.lower(): v for k, v in options.items()}.get("recursivefilelookup", "")
     src = index.source
     paths = getattr(src, "paths", ())  # a lake of files (a Lance dataset has none)
-    if len(lake) != 1 or recursive.strip().lower() == "true" or len(paths) != 1:
+    if partitioned or recursive.strip().lower() == "true" or len(paths) != 1:
         return set()
     root = src.uri_of(paths[0]).rstrip("/") + "/"
-    out = set()
+    nested = set()
     for f in files:
         if f.path.startswith(root):
             dirs = f.path[len(root) :].split("/")[:-1]
-            if any("=" not in d for d in dirs):
-                out.add(f.path)
-    return out
+            if any("=" in d for d in dirs):
+                return set()  # partitions after all: Spark reads them all
+            if dirs:
+                nested.add(f.path)
+    return nested
 
 
 def _base_path(lake: list[str], files: list[str]) -> str | None:
