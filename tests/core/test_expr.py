@@ -80,6 +80,10 @@ def s(v: str) -> Literal:
         ("\"My Col\" = 1", EqualTo(Reference("My Col"), num(1))),
         ("s.x = 1", EqualTo(Reference("s.x"), num(1))),
         ("a = CAST('7' AS BIGINT)", EqualTo(a, num(7))),
+        ("a = CAST(9007199254740993e0 AS BIGINT)",  # a DOUBLE before the cast
+         EqualTo(a, Literal("number", 9007199254740993, approximate=True))),
+        ("a = TIMESTAMP(3) '2024-01-31 12:00:00.120'",
+         EqualTo(a, Literal("timestamp", "2024-01-31 12:00:00.120"))),
         ("a = 1 AND (b = 2 OR NOT b IS NULL)",
          And(EqualTo(a, num(1)), Or(EqualTo(b, num(2)), Not(IsNull(b))))),
     ],
@@ -91,7 +95,10 @@ def test_parse(sql, tree):
 @pytest.mark.parametrize(
     "sql",
     ["a < 5", "a LIKE 'x%'", "upper(a) = 'X'", "a = b", "CAST(a AS INT) = 1",
-     "a IN (SELECT 1)", "a BETWEEN 1 AND 2", "a = CAST(1.5 AS INT)"],
+     "a IN (SELECT 1)", "a BETWEEN 1 AND 2", "a = CAST(1.5 AS INT)",
+     # rounded to a float whose width dialects disagree on, or to a precision
+     "a = CAST(5 AS DOUBLE)", "a = 5::real", "a = CAST(5 AS FLOAT)",
+     "a = TIMESTAMP(3) '2024-01-31 12:00:00.0015'", "a = TIME(0) '12:00:00.5'"],
 )  # fmt: skip
 def test_what_is_not_understood_is_kept_as_unsupported(sql):
     assert isinstance(parse(sql), Unsupported)

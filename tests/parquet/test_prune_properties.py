@@ -507,6 +507,46 @@ def test_regression_digits_finer_than_microseconds(tmp_path):
     assert_kept(path, "dt = TIMESTAMP '1970-01-01 00:00:00.0000001'", [0])
 
 
+def test_regression_a_cast_to_a_float_type_rounds(tmp_path):
+    """``CAST(9007199254740993 AS DOUBLE)`` is the double 2^53, and the column is compared
+    as DOUBLE: bloomskip kept the exact integer and ruled out 2^53. A cast to REAL
+    rounds to a float32 first (16777217 -> 16777216), and so does an approximate number
+    cast to an integer (``9007199254740993e0`` is 2^53 before the cast)."""
+    path = one_row_per_group(tmp_path, "i", pa.array([2**53, 1], pa.int64()))
+    assert_kept(path, "i = CAST(9007199254740993 AS DOUBLE)", [0])
+    assert_kept(path, "i IN (1, CAST(9007199254740993 AS DOUBLE))", [0, 1])
+    assert_kept(path, "i = 9007199254740993::float8", [0])
+    assert_kept(path, "i = CAST('9007199254740993' AS DOUBLE)", [0])
+    assert_kept(path, "i = CAST(9007199254740993e0 AS BIGINT)", [0])
+    path = one_row_per_group(tmp_path, "f", pa.array([16777216.0, 1.0], pa.float64()))
+    assert_kept(path, "f = CAST(16777217 AS REAL)", [0])
+    assert_kept(path, "f = 16777217::real", [0])
+    path = one_row_per_group(tmp_path, "i", pa.array([16777217, 1], pa.int64()))
+    assert_kept(path, "i = CAST(16777217 AS REAL)", [0])
+    # what stays exact: a whole number cast to an integer or a decimal type
+    units = prune(path, "i = CAST(16777218 AS BIGINT)").units
+    assert not any(u.may_match for u in units)
+
+
+def test_regression_a_timestamp_precision_rounds_the_text(tmp_path):
+    """DuckDB reads ``TIMESTAMP(3)`` as milliseconds and ``TIMESTAMP(0)`` as seconds,
+    rounding the text to them first: ``'… 00:00:00.0015'`` is ``.002``."""
+    ms = pa.array([2, 5], pa.timestamp("ms"))
+    path = one_row_per_group(tmp_path, "ts", ms)
+    assert_kept(path, "ts = CAST('1970-01-01 00:00:00.0015' AS TIMESTAMP(3))", [0])
+    path = one_row_per_group(tmp_path, "ts", ms.cast(pa.timestamp("us")))
+    assert_kept(path, "ts = CAST('1970-01-01 00:00:00.0015' AS TIMESTAMP(3))", [0])
+    assert_kept(path, "ts = TIMESTAMP(3) '1970-01-01 00:00:00.0015'", [0])
+    assert_kept(path, "ts = '1970-01-01 00:00:00.0015'::timestamp(3)", [0])
+    path = one_row_per_group(tmp_path, "ts", pa.array([10**6, 5], pa.timestamp("us")))
+    assert_kept(path, "ts = CAST('1970-01-01 00:00:00.7' AS TIMESTAMP(0))", [0])
+    path = one_row_per_group(tmp_path, "dt", pa.array([1, 5], pa.date32()))
+    assert_kept(path, "dt = CAST('1970-01-01 23:59:59.9996' AS TIMESTAMP(3))", [0])
+    # text no finer than the precision is read as written
+    units = prune(path, "dt = CAST('1970-01-03 00:00:00.000' AS TIMESTAMP(3))").units
+    assert not any(u.may_match for u in units)
+
+
 def test_regression_text_cast_to_a_timestamp_or_date(tmp_path):
     """Text is cast to the column's type: rounded to milliseconds, or to a date (the
     time of day dropped, as from DATE '… 12:00')."""

@@ -42,8 +42,17 @@ from bloomskip.expr.expressions import (
 
 DIALECT = "postgres"
 _INT = re.compile(r"[+-]?\d+")
-_NUMERIC_TYPES = exp.DataType.NUMERIC_TYPES
 _TEXT_TYPES = exp.DataType.TEXT_TYPES
+_EXACT_NUMERIC_TYPES = (exp.DataType.INTEGER_TYPES - {exp.DataType.Type.BIT}) | {
+    exp.DataType.Type.DECIMAL,
+    exp.DataType.Type.DECIMAL32,
+    exp.DataType.Type.DECIMAL64,
+    exp.DataType.Type.DECIMAL128,
+    exp.DataType.Type.DECIMAL256,
+    exp.DataType.Type.BIGDECIMAL,
+    exp.DataType.Type.UDECIMAL,
+}
+_FRACTION = re.compile(r"\d:\d\d\.(\d+)")
 _TIMESTAMP_TYPES = {
     exp.DataType.Type.TIMESTAMP,
     exp.DataType.Type.TIMESTAMPTZ,
@@ -51,6 +60,7 @@ _TIMESTAMP_TYPES = {
     exp.DataType.Type.TIMESTAMPNTZ,
     exp.DataType.Type.DATETIME,
 }
+_TIME_TYPES = _TIMESTAMP_TYPES | {exp.DataType.Type.TIME, exp.DataType.Type.TIMETZ}
 
 
 def parse(text: str, dialect: str = DIALECT) -> Expression:
@@ -272,7 +282,8 @@ def _number(text: str) -> Literal | None:
 
 
 def _cast(node: exp.Cast) -> Literal | None:
-    """``DATE '…'``, ``TIMESTAMP '…'``, ``TIME '…'`` and casts of literals."""
+    """``DATE '…'``, ``TIMESTAMP '…'``, ``TIME '…'`` and casts of literals; None (the
+    condition may match) for a cast whose result bloomskip cannot be sure of."""
     inner = _literal(node.this)
     to = node.to.this if isinstance(node.to, exp.DataType) else None
     if inner is None or to is None:
@@ -281,22 +292,42 @@ def _cast(node: exp.Cast) -> Literal | None:
         return inner
     if to == exp.DataType.Type.DATE and inner.kind == "string":
         return Literal("date", inner.value.strip())
-    if to in (exp.DataType.Type.TIME, exp.DataType.Type.TIMETZ) and inner.kind == "string":
-        return Literal("time", inner.value.strip())
-    if to in _TIMESTAMP_TYPES and inner.kind == "string":
-        return Literal("timestamp", inner.value.strip())
+    if to in _TIME_TYPES and inner.kind == "string":
+        # TIMESTAMP(3) and TIME(0) round the text to their precision first (DuckDB reads
+        # '… 00:00:00.0015' as TIMESTAMP(3) .002): exact only when the text is no finer.
+        if not _within_precision(inner.value, node.to):
+            return None
+        kind = "timestamp" if to in _TIMESTAMP_TYPES else "time"
+        return Literal(kind, inner.value.strip())
     if to in _TEXT_TYPES and inner.kind == "string":
         return inner
-    if to in _NUMERIC_TYPES and inner.kind in ("number", "string"):
+    if to in _EXACT_NUMERIC_TYPES and inner.kind in ("number", "string"):
         # Only integral values: a cast may round (CAST(1.234 AS DECIMAL(5,2)) is 1.23),
-        # and a literal bloomskip rounded differently would prune rows that match.
+        # and a literal bloomskip rounded differently would prune rows that match. A
+        # cast to a floating type rounds too, to a width the dialects disagree on (FLOAT
+        # is 4 bytes in DuckDB, 8 in PostgreSQL): never exact, so never taken.
         number = _number(str(inner.value)) if inner.kind == "string" else inner
         # (Bounded first, without a context that overflows: int() of 1e100000000
         # would take minutes.)
         value = None if number is None else number.value
         if value is not None and _magnitude(value) < 10**40 and value == int(value):
-            return Literal("number", int(value))
+            # 9007199254740993e0 is a DOUBLE (2^53) before it is cast: still approximate
+            return Literal("number", int(value), number.approximate)
     return None
+
+
+def _within_precision(text: str, to: exp.DataType) -> bool:
+    """Whether ``text``'s fraction of a second has no more significant digits than the
+    precision ``to`` names (``TIMESTAMP(3)``); True when it names none."""
+    if not to.expressions:
+        return True
+    try:
+        (param,) = to.expressions
+        digits = int(param.name)
+    except (ValueError, TypeError):
+        return False
+    m = _FRACTION.search(text)
+    return len(m.group(1).rstrip("0")) <= digits if m else True
 
 
 def _magnitude(value: int | Decimal) -> int | Decimal:
