@@ -265,67 +265,103 @@ def test_a_job_that_fails_for_good_commits_nothing(spark, lake, tmp_path):
     assert all(before[r].equals(after[r]) for r in before)
 
 
-_KILLED_TASK = textwrap.dedent(
+# Builds that need a Spark session of their own (more attempts per task, a small
+# maxResultSize) run in one subprocess, one after another: a JVM start is 10-20 s here.
+_OWN_SESSION = textwrap.dedent(
     """
-    import json, os, sys
+    import importlib, json, os, sys
     from bloomskip import index
     from bloomskip.spark import build_index, local_session
 
-    lake, out, marks, grouped = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
-    if grouped:  # one task per file, two Spark tasks each running a range of them
-        import importlib
-        importlib.import_module("bloomskip.index.build").TASK_BYTES = 1
+    jobs = json.loads(sys.argv[1])
+    # local[2,4]: up to 4 attempts per task; the shared test session allows one.
+    spark = local_session("local[2,4]", conf={
+        "spark.driver.maxResultSize": "16m",
+        "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+    })
+    build = importlib.import_module("bloomskip.index.build")
+    done = {}
+    for job in jobs:
+        if job["kind"] == "small-results":
+            # 1 MiB per zone (Putze sizing for 65,536 values at 1e-6), one zone per file:
+            # 40 MiB of filters, which a build collecting them would refuse (> 16 MiB).
+            rep = build_index(spark, job["lake"], ["k"], job["out"], zone_rows=65536, fpp=1e-6)
+            st = index.open(job["out"]).status()["columns"]["k"]
+            done[job["name"]] = {"failed": rep.failed, "filter_bytes": st["zone_filter_bytes"]}
+            continue
+        marks, saved = job["marks"], build.TASK_BYTES
+        if job["grouped"]:  # one task per file, two Spark tasks each running a range
+            build.TASK_BYTES = 1
 
-    def kill_once(task, attempt, done):
-        # The first attempt of every task dies (the Python worker exits) after writing
-        # its parts and handing Spark its result: Spark must retry it and keep one attempt.
-        mark = os.path.join(marks, f"task-{task}")
-        if attempt == 0 and not os.path.exists(mark):
-            open(mark, "w").close()
-            os._exit(137)
+        def kill_once(task, attempt, files, marks=marks):
+            # The first attempt of every task dies (the Python worker exits) after writing
+            # its parts and handing Spark its result: Spark must retry it, keep one attempt.
+            mark = os.path.join(marks, f"task-{task}")
+            if attempt == 0 and not os.path.exists(mark):
+                open(mark, "w").close()
+                os._exit(137)
 
-    spark = local_session("local[2,4]")
-    rep = build_index(spark, lake, ["k", "s"], out + "/spark", zone_rows=256,
-                      tasks=2 if grouped else 3, task_hook=kill_once)
-    index.build(lake, ["k", "s"], out + "/local", zone_rows=256)
-    print(json.dumps({"failed": rep.failed, "killed": sorted(os.listdir(marks))}))
+        try:
+            rep = build_index(spark, job["lake"], ["k", "s"], job["out"] + "/spark",
+                              zone_rows=256, tasks=2 if job["grouped"] else 3,
+                              task_hook=kill_once)
+        finally:
+            build.TASK_BYTES = saved
+        index.build(job["lake"], ["k", "s"], job["out"] + "/local", zone_rows=256)
+        done[job["name"]] = {"failed": rep.failed, "killed": sorted(os.listdir(marks))}
+    print(json.dumps(done))
     spark.stop()
     """
 )
 
 
+@pytest.fixture(scope="module")
+def own_session_builds(tmp_path_factory):
+    """Runs the builds of :data:`_OWN_SESSION` once; returns (what each printed, dirs)."""
+    root = tmp_path_factory.mktemp("own-session")
+    jobs, dirs = [], {}
+    for name, grouped in (("task-per-spark-task", False), ("ranges", True)):
+        d = root / name
+        (d / "lake").mkdir(parents=True)
+        (d / "marks").mkdir()
+        for i in range(8):
+            _write(d / "lake" / f"part-{i:02d}.parquet", _table(i, 1200 + 97 * i), i)
+        job = {"kind": "killed", "name": name, "grouped": grouped, "out": str(d)}
+        jobs.append(job | {"lake": str(d / "lake"), "marks": str(d / "marks")})
+        dirs[name] = d
+    d = dirs["small-results"] = root / "small-results"
+    (d / "lake").mkdir(parents=True)
+    for i in range(40):
+        _write(d / "lake" / f"p{i:02d}.parquet", _table(i, 300), i)
+    jobs.insert(0, {"kind": "small-results", "name": "small-results", "lake": str(d / "lake"),
+                    "out": str(d / "idx")})  # fmt: skip
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    run = subprocess.run(
+        [sys.executable, "-c", _OWN_SESSION, json.dumps(jobs)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1]), dirs
+
+
 @pytest.mark.parametrize("grouped", [False, True], ids=["task-per-spark-task", "ranges"])
 def test_a_killed_task_retried_by_spark_leaves_no_duplicate_or_missing_zone(
-    lake, tmp_path, grouped
+    own_session_builds, grouped
 ):
     """Spark (``local[2,4]``: up to 4 attempts per task) in a process of its own, since
     the shared session allows one attempt; every task's first attempt dies mid-output
     (grouped: a Spark task dies after the first task of its range, and its retry runs
     the whole range again)."""
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            _KILLED_TASK,
-            str(lake),
-            str(tmp_path),
-            str(marks),
-            "1" if grouped else "0",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    out = json.loads(run.stdout.strip().splitlines()[-1])
+    printed, dirs = own_session_builds
+    name = "ranges" if grouped else "task-per-spark-task"
     killed = ["task-0", "task-4"] if grouped else ["task-0", "task-1", "task-2"]
-    assert out == {"failed": [], "killed": killed}
-    _assert_same_index(tmp_path / "spark", tmp_path / "local")
-    zones = index.open(tmp_path / "spark").zones("k")
+    assert printed[name] == {"failed": [], "killed": killed}
+    out = dirs[name]
+    _assert_same_index(out / "spark", out / "local")
+    zones = index.open(out / "spark").zones("k")
     keys = list(zip(zones["fragment_id"].to_pylist(), zones["zone_start"].to_pylist(), strict=True))
     assert len(keys) == len(set(keys))
 
@@ -723,42 +759,13 @@ def test_spark_is_told_the_root_of_a_lake_on_an_object_store():
     assert _base_path([az], [az + "/day=1/f.parquet"]) == az
 
 
-_SMALL_RESULTS = textwrap.dedent(
-    """
-    import json, sys
-    from bloomskip import index
-    from bloomskip.spark import build_index, local_session
-
-    lake, out = sys.argv[1], sys.argv[2]
-    spark = local_session("local[2]", conf={"spark.driver.maxResultSize": "16m"})
-    # 1 MiB per zone (Putze sizing for 65,536 values at 1e-6), one zone per file:
-    # 40 MiB of filters, which a build collecting them would refuse (> 16 MiB).
-    rep = build_index(spark, lake, ["k"], out, zone_rows=65536, fpp=1e-6)
-    st = index.open(out).status()["columns"]["k"]
-    print(json.dumps({"failed": rep.failed, "filter_bytes": st["zone_filter_bytes"]}))
-    spark.stop()
-    """
-)
-
-
-def test_a_spark_build_never_collects_filters_on_the_driver(tmp_path):
+def test_a_spark_build_never_collects_filters_on_the_driver(own_session_builds):
     """``spark.driver.maxResultSize=16m`` and 40 MiB of filters: the build succeeds, since
     tasks write their zones and return only small facts."""
-    lake = tmp_path / "lake"
-    lake.mkdir()
-    for i in range(40):
-        _write(lake / f"p{i:02d}.parquet", _table(i, 300), i)
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    run = subprocess.run(
-        [sys.executable, "-c", _SMALL_RESULTS, str(lake), str(tmp_path / "idx")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    out = json.loads(run.stdout.strip().splitlines()[-1])
+    printed, dirs = own_session_builds
+    out = printed["small-results"]
     assert out["failed"] == [] and out["filter_bytes"] >= 40 << 20
-    ix = index.open(tmp_path / "idx")
+    lake, idx = dirs["small-results"] / "lake", dirs["small-results"] / "idx"
+    ix = index.open(idx)
     assert ix.query("k = 50003").paths == [str(lake / "p05.parquet")]
-    assert_same_index(tmp_path / "idx", tmp_path / "idx")  # the serving layout holds them
+    assert_same_index(idx, idx)  # the serving layout holds them
