@@ -292,6 +292,42 @@ def test_added_rewritten_and_deleted_files_after_indexing(lake, tmp_path):
     assert st["coverage"] == 1.0 and st["files_indexed"] == 4 and st["version"] == 2
 
 
+def test_a_rewrite_whose_modification_time_was_put_back_is_stale(lake, tmp_path):
+    """``cp -p``, ``rsync -t`` and ``tar`` put a file's old modification time back: with
+    the same size, size and time cannot tell. Its status change time, which no one can
+    set, can (found by a probe: the index ruled the rewritten file out)."""
+    from bloomskip.sources.base import local_tag, same_identity
+    from bloomskip.spark.readfile import read_tables
+
+    p1 = lake / "part-1.parquet"
+    options = dict(compression="none", use_dictionary=False, write_statistics=False)
+    pq.write_table(pa.table({"k": np.arange(100, dtype=np.int64)}), p1, **options)
+    index.build(lake, ["k"], tmp_path / "idx", zone_rows=50)
+    before = os.stat(p1)
+    other = pa.table({"k": np.arange(1000, 1100, dtype=np.int64)})
+    pq.write_table(other, tmp_path / "new.parquet", **options)
+    os.utime(tmp_path / "new.parquet", ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.system(f"cp -p {tmp_path / 'new.parquet'} {p1}")  # in place, times kept
+    after = os.stat(p1)
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    ix = index.open(tmp_path / "idx")
+    res = ix.query("k = 1050")
+    assert [(f.path, f.reason) for f in res.files] == [(str(p1), "changed since indexing")]
+    # Trusted (check_source=False), a zone of the old file is a candidate; its reader
+    # (Spark's tasks) still sees the file is not the one indexed and reads every row.
+    (f,) = ix.query("k = 60", check_source=False).files
+    assert f.path == str(p1) and f.zones == [(50, 50)] and f.identity[2] == local_tag(before)
+    got = pa.concat_tables([t for t, _ in read_tables(f.path, f.zones, f.identity, ["k"])])
+    assert got.column("k").to_pylist() == other.column("k").to_pylist()
+    assert index.refresh(tmp_path / "idx").files_indexed == 1
+    assert [f.path for f in index.open(tmp_path / "idx").query("k = 1050").files] == [str(p1)]
+    # An index made before local files had a change tag (None) trusts size and time.
+    assert same_identity((5, 7, None), (5, 7, "ctime:9"))
+    assert not same_identity((5, 7, None), (5, 8, "ctime:9"))
+    assert not same_identity((5, 7, None), (5, 7, "an-etag"))  # object stores: as before
+    assert not same_identity((5, 7, "ctime:8"), (5, 7, "ctime:9"))
+
+
 def test_a_refresh_or_build_with_nothing_new_commits_no_version(lake, tmp_path, capsys):
     """Nothing added, changed or gone: no file is opened, nothing is written, the version
     stays (an hourly refresh of a quiet lake does not pile up versions); the next change

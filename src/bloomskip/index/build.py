@@ -364,7 +364,7 @@ def _update(
         for f in listing:
             row = old.get(f.path)
             if row is not None and unchanged(row, f):
-                keep.append(row)
+                keep.append(row if row.get("etag") == f.etag else row | {"etag": f.etag})
                 if new_cols:
                     todo.append((f, new_cols, int(row["fragment_id"]), False))
                 continue

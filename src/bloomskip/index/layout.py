@@ -31,7 +31,7 @@ point lookup reads about 32 bytes per zone.
 one filter per file, sized for the file's NDV.
 
 **Fragment table**: ``fragment_id uint64, path string, size int64, mtime_ns int64,
-num_rows uint64, format string, etag string`` (null on local file systems), sorted by
+num_rows uint64, format string, etag string`` (local files: ``ctime:<ns>``), sorted by
 fragment id in row groups of :data:`FRAGMENT_GROUP_ROWS`, so a lookup reads the rows of
 its candidates only.
 

@@ -8,9 +8,11 @@ implements :class:`Source`; the index and the Spark pipeline use nothing else of
 A file's identity is ``(path, size, mtime_ns, etag)``: an index trusts what it knows of a
 file only while all of them are unchanged. Object stores give an ETag (a content hash for
 whole-object uploads): their modification times have a second's precision, and a
-same-size rewrite within that second is told apart by it. On local file systems
-(nanosecond times, no ETag) a file rewritten to the same size within the file system's
-timestamp granularity cannot be told apart; the docs say so.
+same-size rewrite within that second is told apart by it. A local file's ``etag`` is its
+status change time (``ctime:<ns>``, :func:`local_tag`), which no one can set: a rewrite
+whose modification time was put back (``cp -p``, ``rsync -t``, ``tar``) still changes it.
+A file rewritten to the same size within the file system's timestamp granularity cannot
+be told apart; the docs say so.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class SourceFile:
     path: str
     size: int
     mtime_ns: int
-    etag: str | None = None  # object stores: the ETag; None on local file systems
+    etag: str | None = None  # object stores: the ETag; local files: local_tag()
 
     @property
     def identity(self) -> tuple[str, int, int, str | None]:
@@ -44,7 +46,29 @@ class SourceFile:
 def unchanged(row: Mapping[str, Any], f: SourceFile) -> bool:
     """Whether an index's fragment ``row`` (``size``, ``mtime_ns``, ``etag``) still
     describes the file ``f`` as listed now."""
-    return (row["size"], row["mtime_ns"], row.get("etag")) == (f.size, f.mtime_ns, f.etag)
+    indexed = (row["size"], row["mtime_ns"], row.get("etag"))
+    return same_identity(indexed, (f.size, f.mtime_ns, f.etag))
+
+
+#: How a local file's ``etag`` starts: its status change time follows.
+LOCAL_TAG = "ctime:"
+
+
+def local_tag(st: os.stat_result) -> str:
+    """A local file's change tag: its status change time, set by the kernel on every
+    write, rename into place and ``utime`` (so a restored modification time shows)."""
+    return f"{LOCAL_TAG}{st.st_ctime_ns}"
+
+
+def same_identity(indexed: Sequence[Any], now: Sequence[Any]) -> bool:
+    """Whether a file's ``(size, mtime_ns, etag)`` as indexed is what it is ``now``. An
+    index made before local files had a change tag holds None for it: such a file is
+    trusted on its size and time, as that index was (refresh then keeps it unchanged)."""
+    if tuple(indexed) == tuple(now):
+        return True
+    old, new = indexed[2], now[2]
+    legacy = old is None and isinstance(new, str) and new.startswith(LOCAL_TAG)
+    return legacy and tuple(indexed[:2]) == tuple(now[:2])
 
 
 @dataclass(frozen=True)
@@ -175,4 +199,13 @@ class DatasetSource(Source):
         return cls.at(data["uri"])
 
 
-__all__ = ["DatasetSource", "IndexRead", "Source", "SourceFile", "unchanged"]
+__all__ = [
+    "LOCAL_TAG",
+    "DatasetSource",
+    "IndexRead",
+    "Source",
+    "SourceFile",
+    "local_tag",
+    "same_identity",
+    "unchanged",
+]

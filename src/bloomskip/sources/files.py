@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -41,7 +42,7 @@ from bloomskip.objstore import (
     mtime_ns,
     open_store,
 )
-from bloomskip.sources.base import IndexRead, Source, SourceFile
+from bloomskip.sources.base import IndexRead, Source, SourceFile, local_tag
 
 #: How many files are tried for a schema or a physical type before giving up.
 _PROBE_FILES = 20
@@ -167,7 +168,9 @@ class FileSource(Source):
             if info.type == pafs.FileType.NotFound:
                 raise SourceError(_missing(self.uri, root))
             if info.type == pafs.FileType.File:
-                found[info.path] = _entry(info)
+                one = self.stat(info.path)
+                if one is not None:
+                    found[one.path] = one
                 continue
             if self.scheme == "local":
                 mine, rels = _walk(root, self.uri)
@@ -209,6 +212,16 @@ class FileSource(Source):
     def stat(self, path: str) -> SourceFile | None:
         if self.on_object_store:
             return self._head(path)
+        if self.scheme == "local":
+            try:
+                st = os.stat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            except (OSError, ValueError) as e:
+                raise SourceError(f"{self.uri_of(path)}: cannot stat: {e}") from None
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            return SourceFile(path, st.st_size, st.st_mtime_ns, local_tag(st))
         info = self.filesystem.get_file_info(path)
         return None if info.type != pafs.FileType.File else _entry(info)
 
@@ -403,7 +416,9 @@ def _walk(root: str, uri: str) -> tuple[dict[str, SourceFile], list[str]]:
                 info = entry.stat()
             except OSError:
                 continue
-            mine[child_rel] = SourceFile(prefix[0] + name, info.st_size, info.st_mtime_ns)
+            mine[child_rel] = SourceFile(
+                prefix[0] + name, info.st_size, info.st_mtime_ns, local_tag(info)
+            )
     return mine, rels
 
 

@@ -37,6 +37,7 @@ from bloomskip.errors import BloomskipError, SourceChangedError
 from bloomskip.index.query import ZoneIndex
 from bloomskip.index.results import FileCandidate, QueryResult
 from bloomskip.index.rows import RowFilter
+from bloomskip.sources.base import same_identity
 from bloomskip.sources.files import hive_pairs
 from bloomskip.spark.readfile import conform, file_identity, read_tables, spark_arrow_schema
 
@@ -147,7 +148,7 @@ def _read(f: FileCandidate, target: pa.Schema, rows: RowFilter) -> tuple[list[pa
     does not know its rows), or that changes while it is read, raises
     SourceChangedError."""
     before = file_identity(f.path)
-    if f.identity is not None and before != tuple(f.identity):
+    if f.identity is not None and (before is None or not same_identity(f.identity, before)):
         raise SourceChangedError(f"{f.path} changed since it was indexed")
     out: list[pa.RecordBatch] = []
     counted = _Counted(rows)

@@ -26,6 +26,7 @@ from bloomskip.errors import (
 from bloomskip.formats.ranges import merge_ranges
 from bloomskip.formats.ranges import overlap as _overlap
 from bloomskip.objstore import filesystem
+from bloomskip.sources.base import same_identity
 from bloomskip.sources.files import FileSource, hive_pairs
 from bloomskip.spark.types import match_column
 
@@ -104,8 +105,10 @@ def read_tables(
     want: the columns it needs are read first, and the others of a unit only when one
     of its rows is kept."""
     fs, path = _filesystem(uri)
-    if zones is not None and identity is not None and file_identity(uri) != tuple(identity):
-        zones = None  # rewritten since it was indexed: offsets no longer apply
+    if zones is not None and identity is not None:
+        now = file_identity(uri)
+        if now is None or not same_identity(identity, now):
+            zones = None  # rewritten since it was indexed: offsets no longer apply
     try:
         fh = fs.open_input_file(path)
     except (OSError, ValueError) as e:
