@@ -547,6 +547,38 @@ def test_regression_a_timestamp_precision_rounds_the_text(tmp_path):
     assert not any(u.may_match for u in units)
 
 
+def test_regression_int96_is_read_at_microseconds_by_duckdb_and_spark(tmp_path):
+    """DuckDB and Spark read INT96 as microseconds, dropping the nanoseconds below (pyarrow
+    keeps them): a microsecond literal matches every stored value in that microsecond.
+    bloomskip probed the exact nanosecond, and its dictionary and bloom filter ruled the
+    row group out."""
+    ns = [1706702400123456789, 0, -1, 5_000]
+    path = str(tmp_path / "int96.parquet")
+    table = pa.table({"ts": pa.array(ns, pa.timestamp("ns"))})
+    options = {"row_group_size": 1, "use_deprecated_int96_timestamps": True}
+    for dictionary in (False, True):
+        options |= {"use_dictionary": dictionary, "bloom_filter_options": {"ts": {"ndv": 1}}}
+        pq.write_table(table, path, **options)
+        for sql in (
+            "ts = TIMESTAMP '2024-01-31 12:00:00.123456'",
+            "ts = '1970-01-01 00:00:00.000000999'",
+            "ts = TIMESTAMP '1969-12-31 23:59:59.999999'",
+            "ts IN (TIMESTAMP '1970-01-01 00:00:00.000005', TIMESTAMP '2000-01-01')",
+        ):
+            con = duckdb.connect()
+            try:
+                con.execute("SET TimeZone='UTC'")
+                q = f"SELECT file_row_number FROM read_parquet('{path}', file_row_number=true)"
+                found = {r for (r,) in con.execute(f"{q} WHERE {sql}").fetchall()}
+            finally:
+                con.close()
+            assert found, sql  # DuckDB returns a row for each
+            units = prune(path, sql).units
+            assert all(units[r].may_match for r in found), (sql, dictionary, units)
+    # a dictionary still rules out what no value in that microsecond equals
+    assert not prune(path, "ts = TIMESTAMP '2000-01-01'").units[0].may_match
+
+
 def test_regression_text_cast_to_a_timestamp_or_date(tmp_path):
     """Text is cast to the column's type: rounded to milliseconds, or to a date (the
     time of day dropped, as from DATE '… 12:00')."""

@@ -32,7 +32,7 @@ from bloomskip.expr.expressions import (
     terms,
     visit,
 )
-from bloomskip.expr.literals import NoMatch, Unknown, convert
+from bloomskip.expr.literals import NoMatch, Unknown, convert, whole_microseconds
 from bloomskip.expr.sql import parse
 
 
@@ -46,6 +46,10 @@ class Column:
     #: since it was indexed as ``type``): a literal no ``type`` value equals may still
     #: match, so it binds as "may match", not as "no row".
     widened_to: pa.DataType | None = None
+    #: Engines read the values at whole microseconds (INT96 timestamps: DuckDB and Spark
+    #: drop the nanoseconds below, pyarrow keeps them): a literal matches every value of
+    #: its microsecond (:func:`~bloomskip.expr.literals.whole_microseconds`).
+    microseconds: bool = False
 
 
 def resolve(name: str, schema: Mapping[str, Column]) -> BoundReference:
@@ -102,8 +106,11 @@ class _Bind(ExpressionTransform):
         ref = resolve(pred.term.name, self.schema)
         bound = replace(pred, term=ref)
         if isinstance(bound, LiteralPredicate):
-            now = self.schema[ref.name].widened_to
+            col = self.schema[ref.name]
+            now = col.widened_to
             converted = [convert(lit, ref.type) for lit in pred.literals]
+            if col.microseconds:
+                converted = [whole_microseconds(c) for c in converted]
             if now is not None:
                 converted = [
                     Unknown(f"{c.reason} as indexed, but the column is now {now}")

@@ -450,6 +450,20 @@ def _timestamp(lit: Literal, t: pa.TimestampType) -> Converted:
     return Values(tuple(sorted(values)), exact=certain)
 
 
+def whole_microseconds(c: Converted) -> Converted:
+    """``c``, nanosecond values, for a column engines read at microseconds, flooring the
+    nanoseconds below (DuckDB and Spark read INT96 so: a stored ``… .123456789`` equals
+    ``TIMESTAMP '… .123456'`` there, and -1 ns equals ``'1969-12-31 23:59:59.999999'``):
+    every value of each value's microsecond, and the value itself (pyarrow's reading)."""
+    if not isinstance(c, Values):
+        return c
+    found = set(c.values)
+    for v in c.values:
+        first = v // 1000 * 1000
+        found.update(range(max(first, -(2**63)), min(first + 1000, 2**63)))
+    return Values(tuple(sorted(found)), exact=False)
+
+
 def _time(lit: Literal, t: pa.DataType) -> Converted:
     if lit.kind not in ("time", "string"):
         return Unknown(f"{lit} is not a time of day")

@@ -50,6 +50,11 @@ class FileReader(ABC):
         the column reads as ``arrow_type``."""
         return None
 
+    def microsecond_columns(self) -> frozenset[str]:
+        """Top-level columns that engines read at whole microseconds although they hold
+        nanoseconds (Parquet INT96: DuckDB and Spark drop the nanoseconds below)."""
+        return frozenset()
+
 
 class FileFormat(ABC):
     """A file format: recognised by its first bytes, read through :class:`FileReader`."""

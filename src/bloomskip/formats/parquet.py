@@ -37,6 +37,14 @@ class ParquetReader(FileReader):
     def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
         return self._pf.read_row_group(unit, columns=list(columns), use_threads=False)
 
+    def microsecond_columns(self) -> frozenset[str]:
+        schema = self._pf.schema
+        return frozenset(
+            schema.column(i).path.split(".")[0]
+            for i in range(len(schema))
+            if schema.column(i).physical_type == "INT96"
+        )
+
     def physical_spec(self, column: str, arrow_type: pa.DataType) -> PhysicalSpec | None:
         from bloomskip.parquet.footer import read_footer
         from bloomskip.parquet.schema import column_type

@@ -271,6 +271,12 @@ class ColumnIndex:
         return replace(self, segments=segments)
 
     @property
+    def read_at_microseconds(self) -> bool:
+        """Stored as INT96, which DuckDB and Spark read at whole microseconds: literals
+        then match every nanosecond of their microsecond (``Column.microseconds``)."""
+        return self.physical is not None and self.physical.physical_type is PhysicalType.INT96
+
+    @property
     def physical_name(self) -> str:
         if self.physical is None:
             return f"arrow {self.arrow_type}"

@@ -19,7 +19,7 @@ column added since is bound with its own type and, not being indexed, may match.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -147,11 +147,11 @@ def _binding(
         old = renamed.get(f.name)
         if old is not None and old in zi.columns:
             aliases[f.name] = old
-            schema[f.name] = _as_indexed(zi.columns[old].arrow_type, f)
+            schema[f.name] = _as_indexed(zi.schema()[old], f)
         elif f.name not in schema:
             schema[f.name] = Column(f.type, f.name)
         else:  # found (probe): widened since (int -> long), a literal only the new type
-            schema[f.name] = _as_indexed(schema[f.name].type, f)  # holds is "no row"
+            schema[f.name] = _as_indexed(schema[f.name], f)  # holds is "no row"
     for name, t in src.unsettled().items():  # a latest read's column, not the index's
         taken.add(name)
         aliases.pop(name, None)
@@ -159,10 +159,11 @@ def _binding(
     return schema, aliases, taken
 
 
-def _as_indexed(indexed: pa.DataType | None, now: pa.Field) -> Column:
-    """A column bound with the type it was indexed as, and the table's type now if that
-    differs (a literal that fits only the latter then binds as "may match")."""
-    return Column(indexed, now.name, None if indexed == now.type else now.type)
+def _as_indexed(indexed: Column, now: pa.Field) -> Column:
+    """A column bound as it was indexed, and with the table's type now if that differs
+    (a literal that fits only the latter then binds as "may match")."""
+    widened = None if indexed.type == now.type else now.type
+    return replace(indexed, key=now.name, widened_to=widened)
 
 
 __all__ = ["Listed", "compare", "table_names"]

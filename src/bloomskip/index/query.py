@@ -296,7 +296,11 @@ class ZoneIndex:
         out = {}
         for f in self.manifest.schema:
             col = self.columns.get(f.name)
-            out[f.name] = Column(col.arrow_type if col else f.type, f.name)
+            out[f.name] = (
+                Column(f.type, f.name)
+                if col is None
+                else Column(col.arrow_type, f.name, microseconds=col.read_at_microseconds)
+            )
         return out
 
     def query(

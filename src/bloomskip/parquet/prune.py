@@ -39,6 +39,7 @@ from bloomskip.expr.bind import Column, bind, resolve
 from bloomskip.expr.expressions import BoundReference, Expression, In, LiteralPredicate, literal
 from bloomskip.expr.literals import Values, convert, to_arrow
 from bloomskip.hashing import hash_values
+from bloomskip.hashing.physical import PhysicalType
 from bloomskip.parquet.bloom import LoadedFilter, load_filter
 from bloomskip.parquet.chunks import ChunkArrays, ChunkSource, FooterSource, open_chunks
 from bloomskip.parquet.crypto import Decryption
@@ -62,7 +63,10 @@ def schema_of(footer: Footer) -> tuple[dict[str, Column], list[ColumnType]]:
 
 def _schema(leaves: list[LeafColumn]) -> tuple[dict[str, Column], list[ColumnType]]:
     types = [column_type(leaf) for leaf in leaves]
-    schema = {t.name: Column(t.arrow_type, i) for i, t in enumerate(types)}
+    schema = {
+        t.name: Column(t.arrow_type, i, microseconds=t.physical_type is PhysicalType.INT96)
+        for i, t in enumerate(types)
+    }
     return schema, types
 
 

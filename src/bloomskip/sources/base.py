@@ -84,6 +84,9 @@ class IndexRead:
     #: Columns (case-folded names) the file holds whose value readers take from a
     #: partition directory (``c=DE/``) instead: the file's values are not what they read.
     shadowed: frozenset[str] = frozenset()
+    #: Columns engines read at whole microseconds although they hold nanoseconds
+    #: (Parquet INT96): indexed only by an index whose literals allow for it.
+    microseconds: frozenset[str] = frozenset()
 
 
 class Source(ABC):

@@ -300,7 +300,9 @@ class FileSource(Source):
         after = self.stat(file.path)
         if after is None or after.identity != file.identity:
             raise SourceChangedError("changed while it was being indexed")
-        return IndexRead(r.format, table, r.unit_rows, shadowed=self._partition_keys(file.path))
+        shadowed = self._partition_keys(file.path)
+        micro = r.microsecond_columns() & set(names)
+        return IndexRead(r.format, table, r.unit_rows, shadowed=shadowed, microseconds=micro)
 
     @staticmethod
     def _partition_keys(path: str) -> frozenset[str]:
