@@ -38,9 +38,10 @@ class ParquetReader(FileReader):
         return self._pf.read_row_group(unit, columns=list(columns), use_threads=False)
 
     def microsecond_columns(self) -> frozenset[str]:
+        """INT96 leaves, by path: a top-level column's is its name (dots and all)."""
         schema = self._pf.schema
         return frozenset(
-            schema.column(i).path.split(".")[0]
+            schema.column(i).path
             for i in range(len(schema))
             if schema.column(i).physical_type == "INT96"
         )

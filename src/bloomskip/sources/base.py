@@ -63,7 +63,8 @@ def local_tag(st: os.stat_result) -> str:
 def same_identity(indexed: Sequence[Any], now: Sequence[Any]) -> bool:
     """Whether a file's ``(size, mtime_ns, etag)`` as indexed is what it is ``now``. An
     index made before local files had a change tag holds None for it: such a file is
-    trusted on its size and time, as that index was (refresh then keeps it unchanged)."""
+    trusted on its size and time, as that index was, and takes its tag at the index's
+    next commit."""
     if tuple(indexed) == tuple(now):
         return True
     old, new = indexed[2], now[2]
