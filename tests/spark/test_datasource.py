@@ -693,3 +693,46 @@ def test_zone_ranges_known_answers():
     assert _overlap(ranges, 120, 160) == [(0, 20)]
     assert _overlap(ranges, 160, 200) == []
     assert _overlap([(0, 10**12)], 40, 80) == [(0, 40)]  # a hostile length is clipped
+
+
+@pytest.mark.spark
+def test_int96_timestamps_read_as_spark_reads_them(ds, tmp_path):
+    """Found (Spark probe): pyarrow read INT96 as nanoseconds, which wrap outside the years
+    1677-2262 (9999-12-31, a common "no end" date, came back as 1816) and were cut to
+    microseconds toward zero (-1 ns as 1970-01-01, where Spark floors to 23:59:59.999999):
+    wrong values, and rows missed. They are now read at microseconds, floored, as Spark."""
+    from bloomskip.spark import open_lake
+
+    root = tmp_path / "int96"
+    root.mkdir()
+    when = [
+        dt.datetime(1650, 6, 1),
+        dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+        dt.datetime(1970, 1, 1),
+    ]
+    pq.write_table(
+        pa.table({"id": [1, 2, 3], "ts": pa.array(when, pa.timestamp("us"))}),
+        root / "a.parquet",
+        use_deprecated_int96_timestamps=True,
+    )
+    ns = pa.array([-1, -1500, 1706702400123456789], pa.timestamp("ns"))
+    pq.write_table(
+        pa.table({"id": [4, 5, 6], "ts": ns}),
+        root / "b.parquet",
+        use_deprecated_int96_timestamps=True,
+    )
+    idx = str(tmp_path / "int96.idx")
+    build(str(root), ["ts"], idx, zone_rows=2)
+    schema = "id bigint, ts timestamp"
+    theirs_all = _rows(ds.read.schema(schema).parquet(str(root)))
+    assert _rows(_ours(ds, str(root), idx, schema=schema)) == theirs_all
+    for q in [
+        "ts = TIMESTAMP '9999-12-31 23:59:59.999999'",
+        "ts = TIMESTAMP '1969-12-31 23:59:59.999999'",
+        "ts = TIMESTAMP '1969-12-31 23:59:59.999998'",
+        "ts = TIMESTAMP '2024-01-31 12:00:00.123456'",
+        "ts < TIMESTAMP '1700-01-01'",
+    ]:
+        theirs = _rows(ds.read.schema(schema).parquet(str(root)).where(q))
+        assert _rows(_ours(ds, str(root), idx, schema=schema).where(q)) == theirs and theirs, q
+        assert _rows(open_lake(ds, str(root), idx).plan(q).df) == theirs, q

@@ -51,9 +51,10 @@ def of_path(path: str | os.PathLike) -> FileFormat:
         return detect(fh.read(4), os.fspath(path))
 
 
-def open_reader(fh: BinaryIO, label: str) -> FileReader:
+def open_reader(fh: BinaryIO, label: str, *, spark_values: bool = False) -> FileReader:
     """A reader over the open file ``fh``, whatever its format; for a file that is none
-    (:func:`is_data`), :class:`~bloomskip.errors.NotDataFileError`."""
+    (:func:`is_data`), :class:`~bloomskip.errors.NotDataFileError`. ``spark_values``: as
+    :meth:`~.base.FileFormat.reader`."""
     head = fh.read(4)
     try:
         fmt = detect(head, label)
@@ -66,7 +67,7 @@ def open_reader(fh: BinaryIO, label: str) -> FileReader:
             raise NotDataFileError(str(e), size=end) from None
         raise
     fh.seek(0)
-    return fmt.reader(fh, label)
+    return fmt.reader(fh, label, spark_values=spark_values)
 
 
 def is_data(head: bytes, tail: bytes) -> bool:

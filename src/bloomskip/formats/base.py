@@ -70,9 +70,11 @@ class FileFormat(ABC):
         """Whether a file starting with ``head`` (at least 4 bytes) is of this format."""
 
     @abstractmethod
-    def reader(self, fh: BinaryIO, label: str) -> FileReader:
+    def reader(self, fh: BinaryIO, label: str, *, spark_values: bool = False) -> FileReader:
         """A reader over the open, seekable binary file ``fh`` (``label`` names it in
-        errors)."""
+        errors). ``spark_values``: read values as Spark reads them where a format's
+        readers differ (Parquet INT96: microseconds, floored; otherwise pyarrow's
+        nanoseconds, which wrap outside the years 1677-2262)."""
 
     #: Where the format's ``prune``, ``probe``, ``inspect`` and its text live (imported on
     #: use, so a registry lookup loads no format's code).

@@ -51,7 +51,7 @@ class OrcFormat(FileFormat):
     def sniff_tail(self, tail: bytes) -> bool:
         return tail[-4:-1] == b"ORC"  # the postscript's magic, before its length byte
 
-    def reader(self, fh: BinaryIO, label: str) -> FileReader:
+    def reader(self, fh: BinaryIO, label: str, *, spark_values: bool = False) -> FileReader:
         return OrcReader(fh, label)
 
     def binding_schema(self, path: str | os.PathLike, **options: Any) -> dict[str, Column]:

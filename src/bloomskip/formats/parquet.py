@@ -19,11 +19,12 @@ from bloomskip.hashing.arrow import PhysicalSpec
 class ParquetReader(FileReader):
     format = "parquet"
 
-    def __init__(self, fh: BinaryIO, label: str) -> None:
+    def __init__(self, fh: BinaryIO, label: str, *, spark_values: bool = False) -> None:
         import pyarrow.parquet as pq
 
         try:
-            self._pf = pq.ParquetFile(fh)
+            unit = "us" if spark_values else "ns"
+            self._pf = pq.ParquetFile(fh, coerce_int96_timestamp_unit=unit)
             meta = self._pf.metadata
             groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
             super().__init__(self._pf.schema_arrow, groups)
@@ -69,8 +70,8 @@ class ParquetFormat(FileFormat):
     def sniff_tail(self, tail: bytes) -> bool:
         return tail[-4:] in (b"PAR1", b"PARE")  # the footer's magic
 
-    def reader(self, fh: BinaryIO, label: str) -> FileReader:
-        return ParquetReader(fh, label)
+    def reader(self, fh: BinaryIO, label: str, *, spark_values: bool = False) -> FileReader:
+        return ParquetReader(fh, label, spark_values=spark_values)
 
     def binding_schema(self, path: str | os.PathLike, **options: Any) -> dict[str, Column]:
         from bloomskip.parquet.footer import read_footer

@@ -115,7 +115,7 @@ def read_tables(
         raise SourceError(f"{uri}: cannot open: {e}") from e
     with fh:
         try:
-            reader = formats.open_reader(fh, uri)
+            reader = formats.open_reader(fh, uri, spark_values=True)
         except UnsupportedFileError as e:
             raise CorruptFileError(str(e)) from e
         counts, names = reader.unit_rows, reader.schema.names

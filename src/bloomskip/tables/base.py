@@ -426,7 +426,7 @@ def read_file_rows(
             raise SourceChangedError(
                 f"{label}: {task.size} bytes in the table's log, {fh.size()} in the file system"
             )
-        reader = formats.open_reader(fh, label)
+        reader = formats.open_reader(fh, label, spark_values=True)
         wanted = [columns[n] for n in names]
         located = locate(reader.schema, wanted, label)
         physical = sorted({p for p in located.values() if p is not None})
