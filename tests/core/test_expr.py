@@ -384,3 +384,26 @@ def test_a_condition_not_evaluated_still_names_real_columns():
         bind("t.id > 1", schema)
     with pytest.raises(PredicateError, match="a closing quote is missing"):
         bind('user_id = "x', schema)
+
+
+def test_a_session_time_zone_reads_wall_clock_literals_against_instants():
+    """Spark reads ``TIMESTAMP '…'`` (no offset) in its session time zone: New York's
+    10:00 is 15:00 UTC. Around a daylight-saving change both offsets are kept (Java moves
+    a skipped wall clock forward and takes the earlier of a repeated one)."""
+    t = pa.timestamp("us", tz="UTC")
+    ts = Literal("timestamp", "2024-01-01 10:00:00")
+    us = 1704103200 * 10**6  # 2024-01-01 10:00 UTC
+    hour = 3600 * 10**6
+    assert convert(ts, t) == convert(ts, t, "UTC") == Values((us,))
+    assert convert(ts, t, "America/New_York") == Values((us + 5 * hour,))
+    assert convert(ts, t, "+05:30") == convert(ts, t, "GMT+5:30") == Values((us - 11 * hour // 2,))
+    skipped = convert(Literal("timestamp", "2024-03-10 02:30:00"), t, "America/New_York")
+    assert skipped == Values((1710052200 * 10**6, 1710055800 * 10**6), exact=False)
+    assert convert(Literal("date", "2024-01-01"), t, "Asia/Kolkata") == Values(
+        (us - 10 * hour - 11 * hour // 2,)
+    )
+    assert convert(ts, pa.timestamp("us"), "Asia/Kolkata") == Values((us,))  # a wall clock
+    assert convert(Literal("timestamp", "2024-01-01 10:00:00+00:00"), t, "Asia/Kolkata") == (
+        Values((us,))
+    )
+    assert isinstance(convert(ts, t, "Nowhere/Else"), Unknown)

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
@@ -441,6 +442,45 @@ def test_read_equals_plain_spark_and_opens_only_candidate_files(spark, lake, tmp
     assert "reading 1 of 8 files" in point.summary()
     absent = plan_read(spark, lake, tmp_path / "idx", "k = -1")
     assert absent.files_read == 0 and _rows(absent.df) == []
+
+
+def test_literals_are_read_in_the_session_time_zone(spark, tmp_path):
+    """Found (Spark probe): Spark reads ``TIMESTAMP '2024-01-01 10:00:00'`` as a wall clock
+    of its session time zone; plan_read read it as UTC, and in New York ruled out the file
+    holding 15:00 UTC (a false negative). Daylight-saving edges keep both readings."""
+    lake = tmp_path / "tz"
+    lake.mkdir()
+    utc = [dt.datetime(2024, 1, 1, 15), dt.datetime(2024, 3, 10, 7, 30), dt.datetime(2024, 1, 1)]
+    for i, when in enumerate(utc):
+        ts = pa.array([when], pa.timestamp("us", tz="UTC"))
+        ntz = pa.array([when], pa.timestamp("us"))
+        pq.write_table(pa.table({"ts": ts, "ntz": ntz, "id": [i]}), lake / f"p{i}.parquet")
+    index.build(lake, ["ts", "ntz"], tmp_path / "idx")
+    queries = [
+        "ts = TIMESTAMP '2024-01-01 10:00:00'",
+        "ts = '2024-01-01 10:00:00'",
+        "ts IN (TIMESTAMP_LTZ '2024-01-01 10:00:00', TIMESTAMP '1999-01-01 00:00:00')",
+        "ts = TIMESTAMP_NTZ '2024-01-01 10:00:00'",
+        "ts = TIMESTAMP '2024-03-10 03:30:00'",  # the hour the clocks skip, moved forward
+        "ts = DATE '2023-12-31'",  # New York's midnight: 05:00 UTC, no row
+        "ts = TIMESTAMP '2024-01-01 15:00:00+00:00'",
+        "ntz = TIMESTAMP '2024-01-01 15:00:00'",
+    ]
+    before = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        for zone in ("America/New_York", "+05:30", "UTC"):
+            spark.conf.set("spark.sql.session.timeZone", zone)
+            plain = spark.read.parquet(str(lake))
+            for q in queries:
+                want = _rows(plain.where(q))
+                for local_rows in (0, 1000):
+                    got = plan_read(spark, lake, tmp_path / "idx", q, local_rows=local_rows)
+                    assert _rows(got.df) == want, (zone, q, local_rows)
+            ny = plan_read(spark, lake, tmp_path / "idx", queries[0])
+            if zone == "America/New_York":
+                assert (ny.files_read, _rows(ny.df)[0][-1]) == (1, 0)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
 
 
 def test_read_sees_files_added_rewritten_and_deleted_after_indexing(spark, lake, tmp_path):

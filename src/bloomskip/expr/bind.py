@@ -85,8 +85,8 @@ def named(name: str, schema: Mapping[str, Column]) -> None:
 
 
 class _Bind(ExpressionTransform):
-    def __init__(self, schema: Mapping[str, Column]) -> None:
-        self.schema = schema
+    def __init__(self, schema: Mapping[str, Column], zone: str | None = None) -> None:
+        self.schema, self.zone = schema, zone
 
     def visit_not(self, child: Expression) -> Expression:
         raise PredicateError(f"cannot bind {Not(child)}: rewrite_not left a NOT behind")
@@ -108,7 +108,7 @@ class _Bind(ExpressionTransform):
         if isinstance(bound, LiteralPredicate):
             col = self.schema[ref.name]
             now = col.widened_to
-            converted = [convert(lit, ref.type) for lit in pred.literals]
+            converted = [convert(lit, ref.type, self.zone) for lit in pred.literals]
             if col.microseconds:
                 converted = [whole_microseconds(c) for c in converted]
             if now is not None:
@@ -133,11 +133,15 @@ def predicate(value: object) -> Expression | str:
     raise PredicateError(f"a predicate is SQL text (str) or an expression tree, got {shown}{hint}")
 
 
-def bind(expr: Expression | str, schema: Mapping[str, Column]) -> Expression:
-    """Bind a predicate (a tree or SQL text) to ``schema``; NOT is rewritten away."""
+def bind(
+    expr: Expression | str, schema: Mapping[str, Column], zone: str | None = None
+) -> Expression:
+    """Bind a predicate (a tree or SQL text) to ``schema``; NOT is rewritten away.
+    ``zone``: the time zone a date or timestamp literal without an offset is a wall
+    clock of, against a column of instants (Spark's session time zone); None: UTC."""
     expr = predicate(expr)
     tree = parse(expr) if isinstance(expr, str) else expr
-    return visit(rewrite_not(tree), _Bind(schema))
+    return visit(rewrite_not(tree), _Bind(schema, zone))
 
 
 class _Unknown(ExpressionTransform):

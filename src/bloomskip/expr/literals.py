@@ -87,8 +87,10 @@ class Unknown:
 Converted = Values | NoMatch | Unknown
 
 
-def convert(lit: Literal, t: pa.DataType | None) -> Converted:
-    """What values of Arrow type ``t`` the literal can equal."""
+def convert(lit: Literal, t: pa.DataType | None, zone: str | None = None) -> Converted:
+    """What values of Arrow type ``t`` the literal can equal. ``zone``: the time zone a
+    date or timestamp without an offset names a wall clock of, against a column of
+    instants (Spark's session time zone); None: UTC."""
     if lit.kind == "null":
         return NoMatch("a comparison with NULL is never true (use IS NULL)")
     if t is None:
@@ -100,6 +102,8 @@ def convert(lit: Literal, t: pa.DataType | None) -> Converted:
     if pa.types.is_dictionary(t):
         t = t.value_type
     try:
+        if zone is not None and pa.types.is_timestamp(t) and t.tz is not None:
+            return _timestamp(lit, t, zone)
         return _convert(lit, t)
     except (ValueError, OverflowError, InvalidOperation, ArithmeticError) as e:
         return Unknown(f"cannot convert {lit} to {t}: {e}")
@@ -413,7 +417,7 @@ def _microsecond_readings(ns: int) -> set[int]:
     return {ns, below, below + 1000}
 
 
-def _timestamp(lit: Literal, t: pa.TimestampType) -> Converted:
+def _timestamp(lit: Literal, t: pa.TimestampType, zone: str | None = None) -> Converted:
     parsed = _date_and_time(lit, "timestamp")
     if isinstance(parsed, Unknown):
         return parsed
@@ -423,7 +427,12 @@ def _timestamp(lit: Literal, t: pa.TimestampType) -> Converted:
     if offset is not None and t.tz is None:
         return Unknown(f"{lit} has a time zone; the column holds wall-clock times")
     wall = (date - _EPOCH).days * _DAY_NS + nanos
-    instants = {wall if offset is None else wall - offset * 10**9}
+    if offset is None and zone is not None and t.tz is not None:
+        instants = _in_zone(date, nanos, wall, zone)
+        if isinstance(instants, Unknown):
+            return instants
+    else:
+        instants = {wall if offset is None else wall - offset * 10**9}
     if offset is not None and lit.kind == "timestamp":
         # PostgreSQL and DuckDB ignore the offset of a TIMESTAMP literal (a wall-clock
         # type): instant_col = TIMESTAMP '… 02:00:00+02:00' matches 02:00 UTC there.
@@ -448,6 +457,36 @@ def _timestamp(lit: Literal, t: pa.TimestampType) -> Converted:
         return Unknown(f"{lit} is outside the 64-bit range of {t}")
     certain = len(readings) == 1 and len(values) == 1 and next(iter(readings)) % per_unit == 0
     return Values(tuple(sorted(values)), exact=certain)
+
+
+_FIXED_ZONE = re.compile(r"(?i:Z|(?:UTC|GMT|UT)?(?:([+-])(\d{1,2})(?::?(\d{2}))?)?)")
+
+
+def _in_zone(date: dt.date, nanos: int, wall: int, zone: str) -> set[int] | Unknown:
+    """The instants (ns) the wall clock ``date`` + ``nanos`` names in ``zone``: one, or
+    two around a daylight-saving change (a wall clock the change skips or repeats: Java,
+    as Spark, moves a skipped one forward, and takes the earlier of a repeated one)."""
+    import zoneinfo
+
+    fixed = _FIXED_ZONE.fullmatch(zone.strip())
+    try:
+        if fixed is not None:  # Spark's '+02:00', 'UTC+2', 'GMT-05:30', 'Z'
+            sign, hh, mm = fixed.groups()
+            minutes = (int(hh or 0) * 60 + int(mm or 0)) * (-1 if sign == "-" else 1)
+            tz: dt.tzinfo = dt.timezone(dt.timedelta(minutes=minutes))
+        else:
+            tz = zoneinfo.ZoneInfo(zone.strip())
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return Unknown(f"the session time zone {zone!r} is not one bloomskip knows")
+    seconds = nanos // 10**9
+    clock = dt.datetime.combine(date, dt.time()) + dt.timedelta(seconds=seconds)
+    out = set()
+    for fold in (0, 1):
+        offset = clock.replace(tzinfo=tz, fold=fold).utcoffset()
+        if offset is None:  # pragma: no cover - every tzinfo here answers
+            return Unknown(f"no offset of {zone!r} at {clock}")
+        out.add(wall - (offset // dt.timedelta(microseconds=1)) * 1000)
+    return out
 
 
 def whole_microseconds(c: Converted) -> Converted:

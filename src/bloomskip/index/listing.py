@@ -59,9 +59,11 @@ class Listed:
     snapshot: dict[str, Any] | None = None  # a table's snapshot listed
 
 
-def compare(zi: ZoneIndex, src: Source, predicate: str | Expression) -> Listed:
+def compare(
+    zi: ZoneIndex, src: Source, predicate: str | Expression, zone: str | None = None
+) -> Listed:
     """List ``src`` (a table: its snapshot) and compare it with the index ``zi``; bind
-    ``predicate`` to the columns as they are now."""
+    ``predicate`` to the columns as they are now (``zone``: as :func:`~.bind.bind`)."""
     files = store.inside(zi.storage, src, src.list())
     snapshot = src.snapshot()
     schema, aliases, taken = (
@@ -69,7 +71,7 @@ def compare(zi: ZoneIndex, src: Source, predicate: str | Expression) -> Listed:
     )
     columns = {n: c for n, c in zi.columns.items() if n not in taken}
     columns.update({new: zi.columns[old] for new, old in aliases.items()})
-    bound = bind(predicate, schema)
+    bound = bind(predicate, schema, zone)
     part = src.partition_values(files) if snapshot is not None else {}
     if part:  # the snapshot's partition columns, by the names a latest read has for them
         moved = src.unsettled()

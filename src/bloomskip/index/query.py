@@ -310,6 +310,7 @@ class ZoneIndex:
         check_source: bool = True,
         max_in_fpp: float = MAX_IN_FPP,
         as_of: int | None = None,
+        zone: str | None = None,
     ) -> QueryResult:
         """Candidate files and zones for ``predicate`` (SQL text or an expression tree).
 
@@ -325,6 +326,10 @@ class ZoneIndex:
         travel). Files of that snapshot the index has not seen are candidates in full;
         files the index holds that the snapshot does not are never returned; partition
         values prune files in the same predicate tree as the filters.
+
+        ``zone``: the time zone in which a date or timestamp literal without an offset
+        names a wall clock, against a column of instants (an engine's session time zone:
+        Spark's ``spark.sql.session.timeZone``); None reads it as UTC.
         """
         t0 = time.perf_counter()
         params.predicate(predicate)
@@ -332,6 +337,7 @@ class ZoneIndex:
         max_in_fpp = params.probability(max_in_fpp, "max_in_fpp")
         if as_of is not None:
             as_of = params.count(as_of, "as_of", 0, params.MAX_AS_OF)
+        zone = _zone(zone)
         src = self.source
         if as_of is not None:
             if not check_source:
@@ -345,7 +351,7 @@ class ZoneIndex:
         columns, aliases, pruned = self.columns, {}, []
         if check_source:
             try:
-                seen = compare(self, src, predicate)
+                seen = compare(self, src, predicate, zone)
             except SourceError as e:  # a lake moved, deleted or out of reach
                 raise SourceError(
                     f"{e} (the index checks its source; check_source=False, "
@@ -358,7 +364,7 @@ class ZoneIndex:
             res.skipped.extend((uri, "partition values") for uri in pruned)
             res.files_total = len(seen.stale) + len(pruned) + len(listing)
         else:
-            bound = bind(predicate, self.schema())
+            bound = bind(predicate, self.schema(), zone)
             res.notes.append("source not listed: files added or changed since are missed")
             res.files.extend(
                 FileCandidate(src.uri_of(p), "not indexed: unreadable when indexed")
@@ -404,14 +410,19 @@ class ZoneIndex:
         return res
 
     def row_filter(
-        self, predicate: str | Expression, *, max_in_fpp: float = MAX_IN_FPP
+        self,
+        predicate: str | Expression,
+        *,
+        max_in_fpp: float = MAX_IN_FPP,
+        zone: str | None = None,
     ) -> RowFilter:
         """The rows of a candidate's table that may match ``predicate``
         (:class:`~bloomskip.index.rows.RowFilter`): the index's rule per row, for a
-        reader that holds a candidate zone's rows (a plain lake's files)."""
+        reader that holds a candidate zone's rows (a plain lake's files). ``zone``: as
+        :meth:`query`'s."""
         params.predicate(predicate)
         max_in_fpp = params.probability(max_in_fpp, "max_in_fpp")
-        return RowFilter(bind(predicate, self.schema()), self.columns, max_in_fpp)
+        return RowFilter(bind(predicate, self.schema(), _zone(zone)), self.columns, max_in_fpp)
 
     # -- status -------------------------------------------------------------------
 
@@ -441,6 +452,13 @@ def open_index(index_path: str | os.PathLike, *, version: int | None = None) -> 
     version = params.version(version)
     storage = open_storage(index_path)
     return ZoneIndex(storage, store.read_manifest(storage, version))
+
+
+def _zone(zone: Any) -> str | None:
+    """A session time zone argument: a name (``America/New_York``, ``+02:00``) or None."""
+    if zone is not None and (not isinstance(zone, str) or not zone.strip()):
+        raise InvalidParameterError(f"zone must be a time zone name, not {zone!r}")
+    return zone
 
 
 __all__ = [

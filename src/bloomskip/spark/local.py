@@ -40,6 +40,7 @@ from bloomskip.index.rows import RowFilter
 from bloomskip.sources.base import same_identity
 from bloomskip.sources.files import hive_pairs
 from bloomskip.spark.readfile import conform, file_identity, read_tables, spark_arrow_schema
+from bloomskip.spark.session import session_zone
 
 #: Candidate rows up to which a lookup reads them on the driver (``local_rows``).
 LOCAL_ROWS = 1_000_000
@@ -111,7 +112,7 @@ def read_local(
     may match). Raises :class:`BloomskipError`
     (or an Arrow / OS error) when the rows cannot be read exactly as Spark would: the
     caller then lets Spark read the files."""
-    rows = index.row_filter(where, max_in_fpp=max_in_fpp)
+    rows = index.row_filter(where, max_in_fpp=max_in_fpp, zone=session_zone(spark))
     target = spark_arrow_schema(schema)
     files = result.files
     if len(files) == 1:

@@ -41,7 +41,7 @@ from bloomskip.index.layout import NOT_DATA
 from bloomskip.index.query import MAX_IN_FPP, QueryResult, ZoneIndex, open_index
 from bloomskip.index.storage import open_storage
 from bloomskip.spark.local import LOCAL_ROWS, read_local, why_not_local
-from bloomskip.spark.session import require_pyspark
+from bloomskip.spark.session import require_pyspark, session_zone
 from bloomskip.units import human_bytes
 
 log = logging.getLogger("bloomskip.spark")
@@ -306,7 +306,12 @@ class IndexedLake:
                         f"not used for pruning: {', '.join(unknown)} (no column of the "
                         "indexed files)"
                     )
-                result = index.query(expr, check_source=check_source, max_in_fpp=max_in_fpp)
+                result = index.query(
+                    expr,
+                    check_source=check_source,
+                    max_in_fpp=max_in_fpp,
+                    zone=session_zone(self.spark),
+                )
                 said = {f"{text}: not used for pruning" for text in dropped}  # said above
                 result.notes = [n for n in result.notes if n not in said]
                 unseen = self._unseen(index, fmt, result.files)

@@ -22,6 +22,16 @@ def require_pyspark() -> None:
     require("pyspark", "the Spark pipeline", "spark")
 
 
+def session_zone(spark) -> str | None:
+    """Spark's session time zone: the wall clock of a date or timestamp literal without
+    an offset (``spark.sql.session.timeZone``; None if it cannot be read)."""
+    try:
+        zone = spark.conf.get("spark.sql.session.timeZone", None)
+    except Exception:  # a closed session, Spark Connect without the key
+        return None
+    return zone or None
+
+
 def spark_schema(schema):
     """The Spark ``StructType`` of an Arrow schema: what ``mapInArrow`` is told its
     batches hold (they must match it type for type)."""
