@@ -15,8 +15,8 @@ Only what reads exactly as Spark's own file readers would is read here; anything
 goes to Spark as before (the answer says why): reader options, columns of nested or
 other types, ORC timestamps (ORC readers disagree on them around zone changes), a
 predicate on file metadata (``_metadata``, ``input_file_name()``), a file missing a
-column (a partition column, or schema evolution), INT96 or nanosecond timestamps (which
-pyarrow reads as nanoseconds, wrapping past 2262), dates and timestamps before 1900
+column (a partition column, or schema evolution), nanosecond timestamps (INT96 is read
+at microseconds, floored, as Spark reads it), dates and timestamps before 1900
 (Spark's calendar rebasing), a candidate whose row count the index does not hold (new or
 rewritten since indexing), a file that changes while it is read, any read error.
 """
@@ -157,7 +157,7 @@ def _read(f: FileCandidate, target: pa.Schema, rows: RowFilter) -> tuple[list[pa
         missing = [name for name, c in columns.items() if c is None]
         if missing:  # a partition column, or one the file lacks: Spark's to fill
             raise BloomskipError(f"{f.path} has no column {', '.join(missing)}")
-        for field in kept.schema:  # INT96 and nanosecond timestamps: pyarrow's ns wrap
+        for field in kept.schema:  # nanosecond timestamps (INT64): not Spark's values
             if pa.types.is_timestamp(field.type) and field.type.unit == "ns":
                 raise BloomskipError(f"{f.path}: {field.name} holds nanosecond timestamps")
         out.append(conform(kept, target, columns, f.path))
