@@ -407,3 +407,31 @@ def test_a_session_time_zone_reads_wall_clock_literals_against_instants():
         Values((us,))
     )
     assert isinstance(convert(ts, t, "Nowhere/Else"), Unknown)
+
+
+def test_without_a_zone_both_utc_and_this_machine_s_zone_are_probed():
+    """DuckDB and Spark default to the machine's time zone: on a machine in New York,
+    ``ts = TIMESTAMP '2024-01-01 10:00:00'`` is 15:00 UTC there. Without a zone bloomskip
+    reads the literal both as UTC (its documented rule) and in the machine's zone."""
+    import os
+    import time
+
+    t = pa.timestamp("us", tz="UTC")
+    ts = Literal("timestamp", "2024-01-01 10:00:00")
+    us, hour = 1704103200 * 10**6, 3600 * 10**6
+    before = os.environ.get("TZ")
+    try:
+        os.environ["TZ"] = "America/New_York"
+        time.tzset()
+        assert convert(ts, t) == Values((us, us + 5 * hour), exact=False)
+        assert convert(ts, t, "UTC") == Values((us,))  # a zone given: that zone only
+        assert convert(ts, pa.timestamp("us")) == Values((us,))  # wall clocks: unchanged
+        os.environ["TZ"] = "UTC"
+        time.tzset()
+        assert convert(ts, t) == Values((us,))  # a machine on UTC: one reading
+    finally:
+        if before is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = before
+        time.tzset()

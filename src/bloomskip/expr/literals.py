@@ -431,6 +431,13 @@ def _timestamp(lit: Literal, t: pa.TimestampType, zone: str | None = None) -> Co
         instants = _in_zone(date, nanos, wall, zone)
         if isinstance(instants, Unknown):
             return instants
+    elif offset is None and t.tz is not None:
+        # No zone given: UTC (bloomskip's rule), and this machine's zone, which DuckDB
+        # and Spark sessions take by default - a literal in doubt probes both.
+        local = _local_readings(date, nanos, wall)
+        if local is None:
+            return Unknown(f"{lit}: this machine's time zone cannot place it")
+        instants = {wall} | local
     else:
         instants = {wall if offset is None else wall - offset * 10**9}
     if offset is not None and lit.kind == "timestamp":
@@ -486,6 +493,25 @@ def _in_zone(date: dt.date, nanos: int, wall: int, zone: str) -> set[int] | Unkn
         if offset is None:  # pragma: no cover - every tzinfo here answers
             return Unknown(f"no offset of {zone!r} at {clock}")
         out.add(wall - (offset // dt.timedelta(microseconds=1)) * 1000)
+    return out
+
+
+def _local_readings(date: dt.date, nanos: int, wall: int) -> set[int] | None:
+    """The instants (ns) this machine's time zone makes of the wall clock ``date`` +
+    ``nanos`` (both around a daylight-saving change); None if the platform cannot place
+    it in a zone other than UTC."""
+    import time
+
+    if time.timezone == 0 and not time.daylight:  # the machine is on UTC
+        return set()
+    clock = dt.datetime.combine(date, dt.time()) + dt.timedelta(seconds=nanos // 10**9)
+    out = set()
+    for fold in (0, 1):
+        try:  # a naive datetime is a wall clock of the machine's zone (TZ, /etc/localtime)
+            utc = clock.replace(fold=fold).astimezone(dt.UTC).replace(tzinfo=None)
+        except (OverflowError, OSError, ValueError):
+            return None
+        out.add(wall + (utc - clock) // dt.timedelta(microseconds=1) * 1000)
     return out
 
 
