@@ -138,7 +138,8 @@ def bind(
 ) -> Expression:
     """Bind a predicate (a tree or SQL text) to ``schema``; NOT is rewritten away.
     ``zone``: the time zone a date or timestamp literal without an offset is a wall
-    clock of, against a column of instants (Spark's session time zone); None: UTC."""
+    clock of, against a column of instants (Spark's session time zone); None: UTC and
+    this machine's zone (:func:`~bloomskip.expr.literals.convert`)."""
     expr = predicate(expr)
     tree = parse(expr) if isinstance(expr, str) else expr
     return visit(rewrite_not(tree), _Bind(schema, zone))

@@ -90,7 +90,8 @@ Converted = Values | NoMatch | Unknown
 def convert(lit: Literal, t: pa.DataType | None, zone: str | None = None) -> Converted:
     """What values of Arrow type ``t`` the literal can equal. ``zone``: the time zone a
     date or timestamp without an offset names a wall clock of, against a column of
-    instants (Spark's session time zone); None: UTC."""
+    instants (Spark's session time zone); None: UTC, and this machine's zone when that
+    is another (DuckDB and Spark sessions default to it: a literal in doubt probes both)."""
     if lit.kind == "null":
         return NoMatch("a comparison with NULL is never true (use IS NULL)")
     if t is None:

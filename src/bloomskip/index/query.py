@@ -329,7 +329,8 @@ class ZoneIndex:
 
         ``zone``: the time zone in which a date or timestamp literal without an offset
         names a wall clock, against a column of instants (an engine's session time zone:
-        Spark's ``spark.sql.session.timeZone``); None reads it as UTC.
+        Spark's ``spark.sql.session.timeZone``); None reads it as UTC and, on a machine
+        in another zone, in that zone too.
         """
         t0 = time.perf_counter()
         params.predicate(predicate)
