@@ -361,6 +361,26 @@ def test_int96_timestamps_are_matched_as_duckdb_and_spark_read_them(tmp_path):
         assert found == (3 if first_int96 else 1)  # b.parquet's microsecond at least
 
 
+def test_orc_char_columns_stay_unindexed(tmp_path):
+    """Found (ORC on Spark probe): Spark compares an ORC CHAR(5) padded (``c = 'c1'``
+    matches the stored ``'c1   '``), other readers as written: the index ruled the file
+    out. A CHAR column of a file is left unindexed (read in full), with the reason."""
+    pyorc = pytest.importorskip("pyorc")
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    with open(lake / "a.orc", "wb") as fh, pyorc.Writer(fh, "struct<k:int,c:char(5)>") as w:
+        w.write((1, "c1"))
+        w.write((2, "c22"))
+    rep = index.build(lake, ["c", "k"], tmp_path / "idx")
+    assert [why for _, why in rep.failed] == [
+        "c: CHAR(n), which Spark compares padded to n and other readers as written"
+    ]
+    ix = index.open(tmp_path / "idx")
+    for q in ("c = 'c1'", "c = 'c1   '", "c = 'zz'"):
+        assert ix.query(q).paths == [str(lake / "a.orc")], q
+    assert ix.query("k = 5").paths == []  # the other columns still prune
+
+
 def test_a_refresh_or_build_with_nothing_new_commits_no_version(lake, tmp_path, capsys):
     """Nothing added, changed or gone: no file is opened, nothing is written, the version
     stays (an hourly refresh of a quiet lake does not pile up versions); the next change

@@ -466,8 +466,19 @@ def test_literals_are_read_in_the_session_time_zone(spark, tmp_path):
         "ts = TIMESTAMP '2024-01-01 15:00:00+00:00'",
         "ntz = TIMESTAMP '2024-01-01 15:00:00'",
     ]
+    orc_lake = tmp_path / "orc"  # Spark reads an ORC TIMESTAMP as an instant (UTC)
+    orc_lake.mkdir()
+    ts = pa.array([dt.datetime(2024, 3, 10, 6, 37), dt.datetime(2024, 1, 1)], pa.timestamp("us"))
+    orc.write_table(pa.table({"k": [1, 2], "ts": ts}), orc_lake / "a.orc")
+    index.build(orc_lake, ["ts"], tmp_path / "orc.idx")
     before = spark.conf.get("spark.sql.session.timeZone")
     try:
+        for zone in ("America/New_York", "+05:30", "UTC"):
+            spark.conf.set("spark.sql.session.timeZone", zone)
+            for q in ("ts = TIMESTAMP '2024-03-10 01:37:00'", "ts = '2024-01-01 00:00:00'"):
+                want = _rows(spark.read.orc(str(orc_lake)).where(q))
+                got = plan_read(spark, orc_lake, tmp_path / "orc.idx", q)
+                assert _rows(got.df) == want, (zone, q)
         for zone in ("America/New_York", "+05:30", "UTC"):
             spark.conf.set("spark.sql.session.timeZone", zone)
             plain = spark.read.parquet(str(lake))

@@ -103,8 +103,13 @@ def convert(lit: Literal, t: pa.DataType | None, zone: str | None = None) -> Con
     if pa.types.is_dictionary(t):
         t = t.value_type
     try:
-        if zone is not None and pa.types.is_timestamp(t) and t.tz is not None:
-            return _timestamp(lit, t, zone)
+        if zone is not None and pa.types.is_timestamp(t):
+            if t.tz is not None:
+                return _timestamp(lit, t, zone)
+            # A column without a zone is a wall clock to Parquet's readers (Spark's
+            # TIMESTAMP_NTZ), but Spark reads an ORC TIMESTAMP as an instant (its wall
+            # clock taken as UTC): both readings.
+            return _either(_timestamp(lit, t), _timestamp(lit, pa.timestamp(t.unit, "UTC"), zone))
         return _convert(lit, t)
     except (ValueError, OverflowError, InvalidOperation, ArithmeticError) as e:
         return Unknown(f"cannot convert {lit} to {t}: {e}")
@@ -468,6 +473,16 @@ def _timestamp(lit: Literal, t: pa.TimestampType, zone: str | None = None) -> Co
 
 
 _FIXED_ZONE = re.compile(r"(?i:Z|(?:UTC|GMT|UT)?(?:([+-])(\d{1,2})(?::?(\d{2}))?)?)")
+
+
+def _either(a: Converted, b: Converted) -> Converted:
+    """What the literal equals under either of two readings."""
+    if isinstance(a, Unknown) or isinstance(b, Unknown):
+        return a if isinstance(a, Unknown) else b
+    if isinstance(a, NoMatch) or isinstance(b, NoMatch):
+        return b if isinstance(a, NoMatch) else a
+    values = tuple(sorted(set(a.values) | set(b.values)))
+    return Values(values, a.exact and b.exact and values == a.values)
 
 
 def _in_zone(date: dt.date, nanos: int, wall: int, zone: str) -> set[int] | Unknown:

@@ -50,6 +50,11 @@ class FileReader(ABC):
         the column reads as ``arrow_type``."""
         return None
 
+    def padded_columns(self) -> frozenset[str]:
+        """Columns of fixed-length text (ORC ``CHAR(n)``) that readers compare
+        differently: Spark pads the literal to ``n``, others compare it as written."""
+        return frozenset()
+
     def microsecond_columns(self) -> frozenset[str]:
         """Top-level columns that engines read at whole microseconds although they hold
         nanoseconds (Parquet INT96: DuckDB and Spark drop the nanoseconds below)."""

@@ -22,8 +22,11 @@ class OrcReader(FileReader):
         import pyarrow.orc as po
 
         from bloomskip.orc.file import read_orc
+        from bloomskip.orc.types import CHAR
 
-        stripes = [s.num_rows for s in read_orc(fh, name=label).stripes]
+        orc = read_orc(fh, name=label)
+        stripes = [s.num_rows for s in orc.stripes]
+        self._padded = frozenset(c.name for c in orc.columns if c.kind == CHAR and c.path)
         fh.seek(0)
         try:
             self._of = po.ORCFile(fh)
@@ -33,6 +36,9 @@ class OrcReader(FileReader):
 
     def read(self, columns: Sequence[str]) -> pa.Table:
         return self._of.read(columns=list(columns))
+
+    def padded_columns(self) -> frozenset[str]:
+        return self._padded
 
     def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
         return pa.Table.from_batches([self._of.read_stripe(unit, columns=list(columns))])

@@ -88,6 +88,8 @@ class IndexRead:
     #: Columns engines read at whole microseconds although they hold nanoseconds
     #: (Parquet INT96): indexed only by an index whose literals allow for it.
     microseconds: frozenset[str] = frozenset()
+    #: Fixed-length text columns (ORC CHAR(n)), which readers compare differently.
+    padded: frozenset[str] = frozenset()
 
 
 class Source(ABC):
