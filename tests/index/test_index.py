@@ -7,6 +7,7 @@ filters written by pyarrow: a zone filter over the same rows equals them byte fo
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 
@@ -379,6 +380,28 @@ def test_orc_char_columns_stay_unindexed(tmp_path):
     for q in ("c = 'c1'", "c = 'c1   '", "c = 'zz'"):
         assert ix.query(q).paths == [str(lake / "a.orc")], q
     assert ix.query("k = 5").paths == []  # the other columns still prune
+
+
+def test_orc_dates_before_the_gregorian_cutover_stay_unindexed(tmp_path):
+    """Found (ORC on Spark probe): a file not written in the proleptic Gregorian calendar
+    (ORC C++ names none) holds hybrid-calendar days before 1582-10-15, which Spark rebases
+    (1580-01-13 reads as 1580-01-03) and pyarrow does not: the index ruled out the file
+    for Spark's day. Such a column of such a file is left unindexed, with the reason."""
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    old = pa.table({"d": [dt.date(1580, 1, 13), dt.date(2020, 1, 1)], "k": [0, 1]})
+    orc.write_table(old, lake / "a.orc")
+    orc.write_table(pa.table({"d": [dt.date(2020, 1, 2)], "k": [2]}), lake / "b.orc")
+    rep = index.build(lake, ["d", "k"], tmp_path / "idx")
+    assert [(os.path.basename(p), why) for p, why in rep.failed] == [(
+        "a.orc",
+        "d: before 1582-10-16 in a file not in the proleptic Gregorian calendar, which "
+        "readers rebase differently",
+    )]  # fmt: skip
+    ix = index.open(tmp_path / "idx")
+    assert ix.query("d = DATE '1580-01-03'").paths == [str(lake / "a.orc")]
+    assert ix.query("d = DATE '2020-01-02'").paths == [str(lake / "a.orc"), str(lake / "b.orc")]
+    assert ix.query("k = 2").paths == [str(lake / "b.orc")]  # other columns still prune
 
 
 def test_a_refresh_or_build_with_nothing_new_commits_no_version(lake, tmp_path, capsys):

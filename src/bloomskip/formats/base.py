@@ -50,10 +50,10 @@ class FileReader(ABC):
         the column reads as ``arrow_type``."""
         return None
 
-    def padded_columns(self) -> frozenset[str]:
-        """Columns of fixed-length text (ORC ``CHAR(n)``) that readers compare
-        differently: Spark pads the literal to ``n``, others compare it as written."""
-        return frozenset()
+    def doubts(self, table: pa.Table) -> dict[str, str]:
+        """Columns of ``table`` (read from this file) whose values readers disagree on,
+        and why: an index leaves them unindexed in this file (read in full)."""
+        return {}
 
     def microsecond_columns(self) -> frozenset[str]:
         """Top-level columns that engines read at whole microseconds although they hold

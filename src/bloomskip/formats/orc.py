@@ -4,6 +4,7 @@ inspecting are :mod:`bloomskip.orc`'s."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Sequence
 from typing import Any, BinaryIO
@@ -14,6 +15,8 @@ from bloomskip.errors import CorruptFileError
 from bloomskip.expr.bind import Column
 from bloomskip.formats.base import FileFormat, FileReader
 
+_EPOCH = dt.date(1970, 1, 1)
+
 
 class OrcReader(FileReader):
     format = "orc"
@@ -22,11 +25,13 @@ class OrcReader(FileReader):
         import pyarrow.orc as po
 
         from bloomskip.orc.file import read_orc
+        from bloomskip.orc.trust import PROLEPTIC_GREGORIAN
         from bloomskip.orc.types import CHAR
 
         orc = read_orc(fh, name=label)
         stripes = [s.num_rows for s in orc.stripes]
         self._padded = frozenset(c.name for c in orc.columns if c.kind == CHAR and c.path)
+        self._hybrid = orc.writer.calendar != PROLEPTIC_GREGORIAN
         fh.seek(0)
         try:
             self._of = po.ORCFile(fh)
@@ -37,8 +42,28 @@ class OrcReader(FileReader):
     def read(self, columns: Sequence[str]) -> pa.Table:
         return self._of.read(columns=list(columns))
 
-    def padded_columns(self) -> frozenset[str]:
-        return self._padded
+    def doubts(self, table: pa.Table) -> dict[str, str]:
+        """CHAR(n) columns (Spark compares them padded to n, other readers as written),
+        and dates or timestamps before the Gregorian cutover in a file not written in
+        the proleptic Gregorian calendar (readers rebase them differently)."""
+        import pyarrow.compute as pc
+
+        from bloomskip.orc.trust import CALENDAR_SAFE_DAY
+
+        out = {}
+        for name in table.column_names:
+            col = table.column(name)
+            if name in self._padded:
+                out[name] = "CHAR(n), which Spark compares padded to n and other readers as written"
+            elif self._hybrid and (pa.types.is_date32(col.type) or pa.types.is_timestamp(col.type)):
+                days = col.cast(pa.date32()) if pa.types.is_timestamp(col.type) else col
+                first = pc.min(days).as_py()
+                if first is not None and (first - _EPOCH).days < CALENDAR_SAFE_DAY:
+                    out[name] = (
+                        "before 1582-10-16 in a file not in the proleptic Gregorian calendar, "
+                        "which readers rebase differently"
+                    )
+        return out
 
     def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
         return pa.Table.from_batches([self._of.read_stripe(unit, columns=list(columns))])

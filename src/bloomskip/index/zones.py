@@ -142,9 +142,8 @@ def index_file(
             why = "a partition directory names this column: readers take its value there"
             out.columns[col.name] = _failed(f"{col.name}: {why}, not the file's")
             continue
-        if col.name in got.padded:
-            why = "CHAR(n), which Spark compares padded to n and other readers as written"
-            out.columns[col.name] = _failed(f"{col.name}: {why}")
+        if col.name in got.doubts:
+            out.columns[col.name] = _failed(f"{col.name}: {got.doubts[col.name]}")
             continue
         if col.name in got.microseconds and not col.read_at_microseconds:
             why = "INT96 here, read at microseconds by DuckDB and Spark"

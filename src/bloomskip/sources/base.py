@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -88,8 +88,9 @@ class IndexRead:
     #: Columns engines read at whole microseconds although they hold nanoseconds
     #: (Parquet INT96): indexed only by an index whose literals allow for it.
     microseconds: frozenset[str] = frozenset()
-    #: Fixed-length text columns (ORC CHAR(n)), which readers compare differently.
-    padded: frozenset[str] = frozenset()
+    #: Columns whose values readers disagree on (ORC CHAR(n), dates before the
+    #: Gregorian cutover in a hybrid-calendar file), and why: left unindexed here.
+    doubts: Mapping[str, str] = field(default_factory=dict)
 
 
 class Source(ABC):

@@ -302,10 +302,10 @@ class FileSource(Source):
             raise SourceChangedError("changed while it was being indexed")
         shadowed = self._partition_keys(file.path)
         micro = r.microsecond_columns() & set(names)
-        padded = r.padded_columns() & set(names)
         return IndexRead(
-            r.format, table, r.unit_rows, shadowed=shadowed, microseconds=micro, padded=padded
-        )
+            r.format, table, r.unit_rows, shadowed=shadowed, microseconds=micro,
+            doubts=r.doubts(table),
+        )  # fmt: skip
 
     @staticmethod
     def _partition_keys(path: str) -> frozenset[str]:
