@@ -494,6 +494,24 @@ def test_literals_are_read_in_the_session_time_zone(spark, tmp_path):
         spark.conf.set("spark.sql.session.timeZone", before)
 
 
+def test_orc_char_columns_are_compared_as_spark_pads_them(spark, tmp_path):
+    """Found (ORC on Spark probe): Spark compares an ORC CHAR(5) padded, so ``c = 'c1'``
+    matches the stored ``'c1   '``. The index leaves the column unindexed, and the
+    driver must not answer either: its local relation holds plain strings."""
+    pyorc = pytest.importorskip("pyorc")
+    lake = tmp_path / "char"
+    lake.mkdir()
+    with open(lake / "a.orc", "wb") as fh, pyorc.Writer(fh, "struct<k:int,c:char(5)>") as w:
+        w.write((1, "c1"))
+        w.write((2, "c22"))
+    index.build(lake, ["c"], tmp_path / "idx")
+    for q in ("c = 'c1'", "c = 'c1   '", "c IN ('c22', 'x')"):
+        want = _rows(spark.read.orc(str(lake)).where(q))
+        got = plan_read(spark, lake, tmp_path / "idx", q)
+        assert want and _rows(got.df) == want, q
+        assert got.way == "spark" and "char(5)" in got.way_why, q
+
+
 def test_read_sees_files_added_rewritten_and_deleted_after_indexing(spark, lake, tmp_path):
     build_index(spark, lake, ["k", "s"], tmp_path / "idx", zone_rows=256)
     _write(lake / "part-08.parquet", _table(8, 700), 40)  # added

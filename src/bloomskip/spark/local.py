@@ -13,7 +13,8 @@ semantics are Spark's), and collects with no job at all.
 
 Only what reads exactly as Spark's own file readers would is read here; anything else
 goes to Spark as before (the answer says why): reader options, columns of nested or
-other types, ORC timestamps (ORC readers disagree on them around zone changes), a
+other types, ORC timestamps (ORC readers disagree on them around zone changes) and
+CHAR(n) columns (Spark compares them padded), a
 predicate on file metadata (``_metadata``, ``input_file_name()``), a file missing a
 column (a partition column, or schema evolution), nanosecond timestamps (INT96 is read
 at microseconds, floored, as Spark reads it), dates and timestamps before 1900
@@ -95,6 +96,9 @@ def why_not_local(
             return f"column {f.name} is not in the files (a partition column?)"
         if not isinstance(f.dataType, flat) or (fmt == "orc" and isinstance(f.dataType, times)):
             return f"column {f.name} ({f.dataType.simpleString()}) is read by Spark"
+        declared = (f.metadata or {}).get("__CHAR_VARCHAR_TYPE_STRING", "")
+        if str(declared).lower().startswith("char"):  # Spark pads what it compares
+            return f"column {f.name} ({declared}) is read by Spark"
     names = {f.name.casefold() for f in schema.fields}
     for c in result.files:  # Spark gives such a column its directory's value
         for key, _ in hive_pairs(c.path):
