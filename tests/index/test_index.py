@@ -404,6 +404,35 @@ def test_orc_dates_before_the_gregorian_cutover_stay_unindexed(tmp_path):
     assert ix.query("k = 2").paths == [str(lake / "b.orc")]  # other columns still prune
 
 
+def test_parquet_values_pyarrow_cannot_read_as_spark_does_stay_unindexed(tmp_path):
+    """pyarrow reads INT96 as nanoseconds, which wrap beyond 1677-2262 (9999-12-31, a
+    common "no end" date, was hashed as another instant), and reads the days of Spark's
+    legacy (hybrid) calendar as written, where Spark rebases them (1580-01-13 is
+    1580-01-03 there). Such a column of such a file is left unindexed, with the reason."""
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    end = dt.datetime(9999, 12, 31, 23, 59, 59)
+    ts = pa.array([end, dt.datetime(2020, 1, 1)], pa.timestamp("us"))
+    days = pa.array([dt.date(2020, 1, 2), dt.date(2020, 1, 3)])
+    int96 = {"use_deprecated_int96_timestamps": True}
+    pq.write_table(pa.table({"ts": ts, "d": days, "k": [0, 1]}), lake / "a.parquet", **int96)
+    old = pa.array([dt.date(1580, 1, 13), dt.date(2020, 1, 1)])
+    legacy = pa.table({"ts": ts[1:].take([0, 0]), "d": old, "k": [2, 3]})
+    legacy = legacy.replace_schema_metadata({"org.apache.spark.legacyDateTime": ""})
+    pq.write_table(legacy, lake / "b.parquet", **int96)
+    pq.write_table(pa.table({"ts": ts[1:], "d": days[:1], "k": [4]}), lake / "c.parquet", **int96)
+    rep = index.build(lake, ["ts", "d", "k"], tmp_path / "idx")
+    assert sorted((os.path.basename(p), why) for p, why in rep.failed) == [
+        ("a.parquet", "ts: INT96 values beyond the years 1677-2262, which pyarrow reads wrapped"),
+        ("b.parquet", "d: before 1582-10-16 in Spark's legacy calendar, which Spark rebases "
+                      "when it reads it"),
+    ]  # fmt: skip
+    ix = index.open(tmp_path / "idx")
+    assert str(lake / "a.parquet") in ix.query("ts = TIMESTAMP '9999-12-31 23:59:59'").paths
+    assert str(lake / "b.parquet") in ix.query("d = DATE '1580-01-03'").paths
+    assert ix.query("k = 4").paths == [str(lake / "c.parquet")]  # the rest still prunes
+
+
 def test_a_refresh_or_build_with_nothing_new_commits_no_version(lake, tmp_path, capsys):
     """Nothing added, changed or gone: no file is opened, nothing is written, the version
     stays (an hourly refresh of a quiet lake does not pile up versions); the next change

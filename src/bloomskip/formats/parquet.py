@@ -8,6 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, BinaryIO
 
+import numpy as np
 import pyarrow as pa
 
 from bloomskip.errors import CorruptFileError
@@ -37,6 +38,48 @@ class ParquetReader(FileReader):
 
     def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
         return self._pf.read_row_group(unit, columns=list(columns), use_threads=False)
+
+    def doubts(self, table: pa.Table) -> dict[str, str]:
+        """INT96 values pyarrow's nanoseconds cannot hold (before 1677 or after 2262: they
+        wrap, and would be hashed as other instants), and dates and timestamps before the
+        Gregorian cutover in a file Spark wrote in its legacy (hybrid) calendar, which
+        Spark rebases when it reads them and pyarrow does not."""
+        import datetime as dt
+
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        out: dict[str, str] = {}
+        int96 = sorted(self.microsecond_columns() & set(table.column_names))
+        if int96:
+            self._fh.seek(0)
+            us = pq.ParquetFile(self._fh, coerce_int96_timestamp_unit="us").read(
+                columns=int96, use_threads=False
+            )
+            for name in int96:
+                ns = table.column(name).cast(pa.int64()).to_numpy(zero_copy_only=False)
+                ok = us.column(name).cast(pa.int64()).to_numpy(zero_copy_only=False)
+                if len(ns) != len(ok) or not (np.nan_to_num(ns // 1000) == np.nan_to_num(ok)).all():
+                    out[name] = (
+                        "INT96 values beyond the years 1677-2262, which pyarrow reads wrapped"
+                    )
+        meta = self._pf.schema_arrow.metadata or {}
+        if b"org.apache.spark.legacyDateTime" in meta or b"org.apache.spark.legacyINT96" in meta:
+            cutover = dt.date(1582, 10, 16)
+            for name in table.column_names:
+                col = table.column(name)
+                if name in out or not (
+                    pa.types.is_date32(col.type) or pa.types.is_timestamp(col.type)
+                ):
+                    continue
+                days = col.cast(pa.date32()) if pa.types.is_timestamp(col.type) else col
+                first = pc.min(days).as_py()
+                if first is not None and first < cutover:
+                    out[name] = (
+                        "before 1582-10-16 in Spark's legacy calendar, which Spark rebases "
+                        "when it reads it"
+                    )
+        return out
 
     def microsecond_columns(self) -> frozenset[str]:
         """INT96 leaves, by path: a top-level column's is its name (dots and all)."""

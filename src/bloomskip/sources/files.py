@@ -297,15 +297,15 @@ class FileSource(Source):
             if missing:
                 raise BloomskipError(f"{label}: no column {', '.join(missing)}")
             table = r.read(names)
+            doubts = r.doubts(table)  # may read the file again
         after = self.stat(file.path)
         if after is None or after.identity != file.identity:
             raise SourceChangedError("changed while it was being indexed")
         shadowed = self._partition_keys(file.path)
         micro = r.microsecond_columns() & set(names)
         return IndexRead(
-            r.format, table, r.unit_rows, shadowed=shadowed, microseconds=micro,
-            doubts=r.doubts(table),
-        )  # fmt: skip
+            r.format, table, r.unit_rows, shadowed=shadowed, microseconds=micro, doubts=doubts
+        )
 
     @staticmethod
     def _partition_keys(path: str) -> frozenset[str]:

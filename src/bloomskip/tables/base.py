@@ -322,7 +322,8 @@ class TableSource(DatasetSource):
                 raise SourceChangedError(
                     f"{tf.size} bytes in the table's log, {fh.size()} in the file system"
                 )
-            reader = formats.open_reader(fh, label)
+            # the table's readers read INT96 at microseconds, as Spark does
+            reader = formats.open_reader(fh, label, spark_values=True)
             located = locate(reader.schema, cols, label)
             physical = sorted({p for p in located.values() if p is not None})
             table = reader.read(physical or reader.schema.names[:1])
