@@ -33,6 +33,7 @@ from bloomskip.index.zones import zone_bounds
 from bloomskip.parquet.bloom import read_bloom_filters
 from bloomskip.sbbf import Sbbf
 from bloomskip.sbbf.sizing import num_bytes_for
+from tests.support import orc_files
 from tests.support.index_dump import check_served
 
 
@@ -366,12 +367,10 @@ def test_orc_char_columns_stay_unindexed(tmp_path):
     """Found (ORC on Spark probe): Spark compares an ORC CHAR(5) padded (``c = 'c1'``
     matches the stored ``'c1   '``), other readers as written: the index ruled the file
     out. A CHAR column of a file is left unindexed (read in full), with the reason."""
-    pyorc = pytest.importorskip("pyorc")
+    pytest.importorskip("pyorc")
     lake = tmp_path / "lake"
     lake.mkdir()
-    with open(lake / "a.orc", "wb") as fh, pyorc.Writer(fh, "struct<k:int,c:char(5)>") as w:
-        w.write((1, "c1"))
-        w.write((2, "c22"))
+    orc_files.write_char5(lake / "a.orc")
     rep = index.build(lake, ["c", "k"], tmp_path / "idx")
     assert [why for _, why in rep.failed] == [
         "c: CHAR(n), which Spark compares padded to n and other readers as written"

@@ -42,6 +42,7 @@ from bloomskip.spark import (
     refresh_index,
 )
 from bloomskip.spark.wire import decode, encode
+from tests.support import orc_files
 from tests.support.index_dump import assert_same_index, index_tables
 
 pytestmark = pytest.mark.spark
@@ -498,12 +499,10 @@ def test_orc_char_columns_are_compared_as_spark_pads_them(spark, tmp_path):
     """Found (ORC on Spark probe): Spark compares an ORC CHAR(5) padded, so ``c = 'c1'``
     matches the stored ``'c1   '``. The index leaves the column unindexed, and the
     driver must not answer either: its local relation holds plain strings."""
-    pyorc = pytest.importorskip("pyorc")
+    pytest.importorskip("pyorc")
     lake = tmp_path / "char"
     lake.mkdir()
-    with open(lake / "a.orc", "wb") as fh, pyorc.Writer(fh, "struct<k:int,c:char(5)>") as w:
-        w.write((1, "c1"))
-        w.write((2, "c22"))
+    orc_files.write_char5(lake / "a.orc")
     index.build(lake, ["c"], tmp_path / "idx")
     for q in ("c = 'c1'", "c = 'c1   '", "c IN ('c22', 'x')"):
         want = _rows(spark.read.orc(str(lake)).where(q))

@@ -61,6 +61,16 @@ def write_pyorc(path: Path, codec: str, rows: int = 12_000, stride: int = 2000) 
         w.close()
 
 
+def write_char5(path: Path) -> None:
+    """A pyorc file of ``k int, c char(5)`` holding ``(1, 'c1   ')`` and ``(2, 'c22  ')``:
+    Spark compares CHAR padded (``c = 'c1'`` matches), other readers as written."""
+    import pyorc
+
+    with open(path, "wb") as fh, pyorc.Writer(fh, "struct<k:int,c:char(5)>") as w:
+        w.write((1, "c1"))
+        w.write((2, "c22"))
+
+
 def small_files(folder: Path) -> dict[str, bytes]:
     """Small seeds of 2,500 rows in 2-10 stripes, row groups of 300 rows, filters on three
     columns: pyorc with 4 KiB compression chunks for every codec, pyarrow uncompressed and
