@@ -279,3 +279,37 @@ def test_small_command_line_mistakes_get_a_way_out(tmp_path, capsys):
     assert main(["demo", "--sbbf", "--json"]) == 2
     assert "--json is the Spark demo's" in capsys.readouterr().err
     assert main(["--version"]) == 0 and capsys.readouterr().out.startswith("bloomskip ")
+
+
+def test_zone_reads_timestamp_literals_as_a_sessions_wall_clock(tmp_path, capsys):
+    """``--zone`` on ``prune`` and ``index query``: TIMESTAMP '2024-01-01 10:00:00' in a
+    New York session is 15:00 UTC. Without it the literal is read in UTC (and this
+    machine's zone), which rules that row group out; an unknown zone is an error."""
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    days = [dt.datetime(2024, 1, d, 15, tzinfo=dt.UTC) for d in (1, 2)]
+    ts = pa.array([days[0]] * 1000 + [days[1]] * 1000, pa.timestamp("us", tz="UTC"))
+    path = lake / "a.parquet"
+    pq.write_table(pa.table({"ts": ts, "k": range(2000)}), path, row_group_size=1000)
+    where = "ts = TIMESTAMP '2024-01-01 10:00:00'"
+
+    def prune(*extra: str) -> list[bool]:
+        assert main(["prune", str(path), "-w", where, "--json", *extra]) == 0
+        return [u["may_match"] for u in json.loads(capsys.readouterr().out)["units"]]
+
+    assert prune("--zone", "America/New_York") == [True, False]
+    assert prune("--zone=-05:00") == [True, False]  # argparse: a leading "-" needs "="
+    assert prune("--zone", "UTC") == [False, False]
+    idx = tmp_path / "lake.idx"
+    assert main(["index", "build", str(lake), str(idx), "-c", "ts", "--zone-rows", "1000"]) == 0
+    capsys.readouterr()
+
+    def query(*extra: str) -> int:
+        assert main(["index", "query", str(idx), where, "--json", *extra]) == 0
+        return len(json.loads(capsys.readouterr().out)["files"])
+
+    assert query("--zone", "America/New_York") == 1
+    assert query("--zone", "Asia/Tokyo") == 0
+    for argv in (["prune", str(path), "-w", where], ["index", "query", str(idx), where]):
+        assert main([*argv, "--zone", "America/NewYork"]) == 2
+        assert "not a time zone: 'America/NewYork'" in capsys.readouterr().err

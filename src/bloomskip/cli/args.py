@@ -365,6 +365,15 @@ def sql(text: str) -> str:
     return _utf8(text, "the predicate")
 
 
+def time_zone(text: str) -> str:
+    """A time zone: an IANA name (``America/New_York``) or an offset (``+05:30``)."""
+    from bloomskip.expr.literals import time_zone as known
+
+    if not text.strip() or known(text) is None:
+        raise Bad(f"not a time zone: {text!r} (use a name like America/New_York, or +05:30)")
+    return text.strip()
+
+
 def hex_key(text: str) -> str:
     """An AES key in hex: 16, 24 or 32 bytes."""
     try:

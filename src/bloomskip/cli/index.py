@@ -27,6 +27,7 @@ from bloomskip.cli.options import (
     add_index,
     add_json,
     add_workers,
+    add_zone,
 )
 from bloomskip.errors import BloomskipError, InvalidParameterError, SparkJobError
 
@@ -257,6 +258,7 @@ def _add_query(actions: argparse._SubParsersAction) -> None:
         help="a table's index: answer for the Delta version or Iceberg snapshot id N "
         "(default: the latest)",
     )  # fmt: skip
+    add_zone(q)
     add_json(q)
 
 
@@ -269,7 +271,9 @@ def _query(args: argparse.Namespace) -> int:
 
         if args.as_of is not None:
             raise InvalidParameterError("--as-of needs the index of a Delta or Iceberg table")
-        res = open_lance_index(args.index).query(args.where, max_in_fpp=args.max_in_fpp)
+        res = open_lance_index(args.index).query(
+            args.where, max_in_fpp=args.max_in_fpp, zone=args.zone
+        )
     else:
         if args.as_of is not None and args.no_source_check:
             raise InvalidParameterError("--as-of reads a snapshot: drop --no-source-check")
@@ -278,6 +282,7 @@ def _query(args: argparse.Namespace) -> int:
             check_source=not args.no_source_check,
             max_in_fpp=args.max_in_fpp,
             as_of=args.as_of,
+            zone=args.zone,
         )
     return report(res, args.json)
 

@@ -63,6 +63,18 @@ def add_workers(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spark", metavar="MASTER", type=types.spark_master, help=SPARK_HELP)
 
 
+ZONE_HELP = (
+    "the time zone of timestamp literals without an offset, against columns of instants "
+    "(your engine's session time zone: America/New_York, +05:30; default: UTC, and this "
+    "machine's zone when it differs)"
+)
+
+
+def add_zone(p: argparse.ArgumentParser) -> None:
+    """``--zone TZ``: the session time zone timestamp literals are read in."""
+    p.add_argument("--zone", metavar="TZ", type=types.time_zone, help=ZONE_HELP)
+
+
 def add_index(
     p: argparse.ArgumentParser,
     help: str = "the index directory",

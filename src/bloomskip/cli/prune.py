@@ -12,7 +12,7 @@ from bloomskip import formats
 from bloomskip.cli import args as types
 from bloomskip.cli.common import command, format_options, report
 from bloomskip.cli.keys import KEYS_HELP, add_key_options
-from bloomskip.cli.options import add_file, add_json
+from bloomskip.cli.options import add_file, add_json, add_zone
 
 HELP = "which row groups may hold rows matching a SQL predicate"
 
@@ -25,8 +25,8 @@ group that matches.
 
 Predicates: col = lit, col IN (...), IS [NOT] NULL, !=, NOT IN, AND, OR, NOT; anything
 else never prunes. Literals: 'text', 42, 1.5, DATE '2024-01-31', TIMESTAMP '2024-01-31
-12:00:00' (UTC for instant columns, wall clock for local ones), X'00ff', true/false,
-NULL."""
+12:00:00' (against a column of instants: in --zone, or in UTC and this machine's
+zone; against a local one: its wall clock), X'00ff', true/false, NULL."""
 
 EPILOG = (
     """\
@@ -52,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--stages", type=types.stages,
         help="comma-separated evidence to use: statistics,dictionary,bloom (default: all)",
     )  # fmt: skip
+    add_zone(p)
     add_json(p)
     add_key_options(p)
 
@@ -61,5 +62,7 @@ def run(args: argparse.Namespace) -> int:
     options = format_options(fmt, args)
     if args.stages:
         options["stages"] = args.stages
+    if args.zone:
+        options["zone"] = args.zone
     result = fmt.prune(args.file, args.where, **options)
     return report(result, args.json)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from bloomskip.errors import PredicateError
+from bloomskip.errors import InvalidParameterError, PredicateError
 from bloomskip.expr.expressions import (
     BoundReference,
     Expression,
@@ -140,6 +140,8 @@ def bind(
     ``zone``: the time zone a date or timestamp literal without an offset is a wall
     clock of, against a column of instants (Spark's session time zone); None: UTC and
     this machine's zone (:func:`~bloomskip.expr.literals.convert`)."""
+    if zone is not None and (not isinstance(zone, str) or not zone.strip()):
+        raise InvalidParameterError(f"zone must be a time zone name, not {zone!r}")
     expr = predicate(expr)
     tree = parse(expr) if isinstance(expr, str) else expr
     return visit(rewrite_not(tree), _Bind(schema, zone))

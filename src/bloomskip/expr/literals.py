@@ -475,6 +475,23 @@ def _timestamp(lit: Literal, t: pa.TimestampType, zone: str | None = None) -> Co
 _FIXED_ZONE = re.compile(r"(?i:Z|(?:UTC|GMT|UT)?(?:([+-])(\d{1,2})(?::?(\d{2}))?)?)")
 
 
+def time_zone(zone: str) -> dt.tzinfo | None:
+    """The time zone named ``zone`` - an IANA name (``America/New_York``) or a fixed
+    offset as Spark writes one (``+02:00``, ``UTC+2``, ``GMT-05:30``, ``Z``) - or None if
+    bloomskip does not know it."""
+    import zoneinfo
+
+    fixed = _FIXED_ZONE.fullmatch(zone.strip())
+    try:
+        if fixed is not None:
+            sign, hh, mm = fixed.groups()
+            minutes = (int(hh or 0) * 60 + int(mm or 0)) * (-1 if sign == "-" else 1)
+            return dt.timezone(dt.timedelta(minutes=minutes))
+        return zoneinfo.ZoneInfo(zone.strip())
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
 def _either(a: Converted, b: Converted) -> Converted:
     """What the literal equals under either of two readings."""
     if isinstance(a, Unknown) or isinstance(b, Unknown):
@@ -489,17 +506,8 @@ def _in_zone(date: dt.date, nanos: int, wall: int, zone: str) -> set[int] | Unkn
     """The instants (ns) the wall clock ``date`` + ``nanos`` names in ``zone``: one, or
     two around a daylight-saving change (a wall clock the change skips or repeats: Java,
     as Spark, moves a skipped one forward, and takes the earlier of a repeated one)."""
-    import zoneinfo
-
-    fixed = _FIXED_ZONE.fullmatch(zone.strip())
-    try:
-        if fixed is not None:  # Spark's '+02:00', 'UTC+2', 'GMT-05:30', 'Z'
-            sign, hh, mm = fixed.groups()
-            minutes = (int(hh or 0) * 60 + int(mm or 0)) * (-1 if sign == "-" else 1)
-            tz: dt.tzinfo = dt.timezone(dt.timedelta(minutes=minutes))
-        else:
-            tz = zoneinfo.ZoneInfo(zone.strip())
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    tz = time_zone(zone)
+    if tz is None:
         return Unknown(f"the session time zone {zone!r} is not one bloomskip knows")
     seconds = nanos // 10**9
     clock = dt.datetime.combine(date, dt.time()) + dt.timedelta(seconds=seconds)

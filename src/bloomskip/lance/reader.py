@@ -135,13 +135,20 @@ class LanceIndex:
             out[f.name] = Column(ix.arrow_type if ix else f.type, f.name)
         return out
 
-    def query(self, predicate: str | Expression, *, max_in_fpp: float = MAX_IN_FPP) -> QueryResult:
+    def query(
+        self,
+        predicate: str | Expression,
+        *,
+        max_in_fpp: float = MAX_IN_FPP,
+        zone: str | None = None,
+    ) -> QueryResult:
         """Candidate fragments and row ranges for ``predicate``: every row Lance's
-        filtered scan returns is in one; uncovered fragments are candidates in full."""
+        filtered scan returns is in one; uncovered fragments are candidates in full.
+        ``zone`` as in :meth:`bloomskip.index.ZoneIndex.query`."""
         t0 = time.perf_counter()
         params.predicate(predicate)
         max_in_fpp = params.probability(max_in_fpp, "max_in_fpp")
-        bound = bind(predicate, self.schema())
+        bound = bind(predicate, self.schema(), zone)
         res = QueryResult(self.uri, self.version, str(predicate))
         covered = set().union(*(ix.covered for ix in self.indexes.values()))
         indexed = []

@@ -114,6 +114,7 @@ def prune(
     *,
     stages: Iterable[str] = STAGES,
     orc: OrcFile | None = None,
+    zone: str | None = None,
 ) -> PruneResult:
     """Decide, for each row group of ``path``, whether it may hold a matching row.
 
@@ -121,12 +122,14 @@ def prune(
     :class:`~bloomskip.errors.PredicateError` for a predicate that does not parse or names
     an unknown column, and the errors of :func:`~bloomskip.orc.file.read_orc` for a file
     whose tail cannot be read; a stripe footer, row index or bloom filter index that
-    cannot be read only makes its row groups "may match", with the reason.
+    cannot be read only makes its row groups "may match", with the reason. ``zone``: the
+    time zone a timestamp literal without an offset is a wall clock of, against a column
+    of instants (a session time zone); None: UTC and this machine's zone.
     """
     name = os.fspath(path)
     f = orc or read_orc(name)
     schema, infos = schema_of(f)
-    bound = bind(predicate, schema)
+    bound = bind(predicate, schema, zone)
     groups = f.row_group_columns()
     file = _FileContext(f, infos, groups, frozenset(stages))
     verdict = Pruner(len(groups), file.evidence).decide(bound)

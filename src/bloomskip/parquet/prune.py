@@ -77,6 +77,7 @@ def prune(
     stages: Iterable[str] = STAGES,
     footer: Footer | None = None,
     decryption: Decryption | None = None,
+    zone: str | None = None,
 ) -> PruneResult:
     """Decide, for each row group of ``path``, whether it may hold a matching row.
 
@@ -85,7 +86,9 @@ def prune(
     does not parse or names an unknown column, and the file errors of
     :func:`~bloomskip.parquet.footer.read_footer`; problems with one filter or dictionary
     only make that row group "may match". ``decryption`` gives the keys of an encrypted
-    file; a wrong key raises :class:`~bloomskip.errors.DecryptionError`.
+    file; a wrong key raises :class:`~bloomskip.errors.DecryptionError`. ``zone``: the
+    time zone a timestamp literal without an offset is a wall clock of, against a column
+    of instants (a session time zone); None: UTC and this machine's zone.
     """
     name = os.fspath(path)
     with open(name, "rb") as fh:
@@ -94,7 +97,7 @@ def prune(
         else:
             source = open_chunks(fh, name, decryption=decryption)
         schema, types = _schema(source.leaves)
-        bound = bind(predicate, schema)
+        bound = bind(predicate, schema, zone)
         file = _File(fh, source, types, frozenset(stages))
         rows = source.num_rows
         verdict = Pruner(rows.shape[0], file.evidence).decide(bound, rows > 0)
