@@ -477,3 +477,50 @@ def test_spark_legacy_streams(spark, tmp_path):
             assert legacy.num_hash_functions(j) == utf8[c].num_hash_functions(j) == 7
             words = orc_sizing(4000, 0.01)[1] // 8
             assert legacy.filters[j].bitset_words == len(legacy.bitset(j)) // 8 == words
+
+
+def test_dates_of_a_hybrid_calendar_file(tmp_path):
+    """Julian calendar days (as ORC Java writes dates before 1582-10-15) rebased to the
+    same year, month and day, as Spark reads them; a Julian-only day (1500-02-29) moves
+    to the next; before the cutover only. And a raw day Python's dates cannot hold (the
+    Julian 0001-01-01 is the proleptic 0000-12-30) no longer crashes an index build: it
+    was an OverflowError in the calendar check."""
+    import datetime as dt
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.orc as po
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from bloomskip import index
+    from bloomskip.formats.calendar import CUTOVER_DAY, julian_to_gregorian_days
+
+    def julian(y: int, m: int, d: int) -> int:  # days since 1970 of a Julian date
+        a = (14 - m) // 12
+        yy, mm = y + 4800 - a, m + 12 * a - 3
+        return d + (153 * mm + 2) // 5 + 365 * yy + yy // 4 - 32083 - 2_440_588
+
+    def day(d: dt.date) -> int:
+        return (d - dt.date(1970, 1, 1)).days
+
+    raw = np.array([julian(1, 1, 1), julian(1500, 2, 29), julian(1582, 10, 4), CUTOVER_DAY])
+    want = [dt.date(1, 1, 1), dt.date(1500, 3, 1), dt.date(1582, 10, 4), dt.date(1582, 10, 15)]
+    assert julian_to_gregorian_days(raw).tolist() == [day(d) for d in want]
+
+    @given(st.dates(max_value=dt.date(1582, 10, 4)))
+    def same_date(d):
+        got = julian_to_gregorian_days(np.array([julian(d.year, d.month, d.day)], np.int32))
+        assert got.tolist() == [day(d)]
+
+    same_date()
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    days = pa.array([julian(1, 1, 1), 18_262, None], pa.int32()).cast(pa.date32())
+    po.write_table(pa.table({"d": days}), lake / "a.orc")
+    report = index.build(str(lake), ["d"], str(tmp_path / "idx"))
+    assert [why for _, why in report.failed] == [
+        "d: before 1582-10-16 in a file not in the proleptic Gregorian calendar, "
+        "which readers rebase differently"
+    ]
+    assert index.open(str(tmp_path / "idx")).query("d = DATE '1999-01-01'").files

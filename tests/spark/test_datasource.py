@@ -736,3 +736,46 @@ def test_int96_timestamps_read_as_spark_reads_them(ds, tmp_path):
         theirs = _rows(ds.read.schema(schema).parquet(str(root)).where(q))
         assert _rows(_ours(ds, str(root), idx, schema=schema).where(q)) == theirs and theirs, q
         assert _rows(open_lake(ds, str(root), idx).plan(q).df) == theirs, q
+
+
+@pytest.mark.spark
+def test_dates_before_1582_in_hybrid_calendar_files_read_as_spark_reads_them(ds, tmp_path):
+    """Found (ORC probe): ORC Java (Spark's writer) stores dates before 1582-10-15 as
+    Julian calendar days, and so did Spark 2 in Parquet (``legacyDateTime``); pyarrow
+    returns the raw days, so ``DATE '0001-01-01'`` came back as 0000-12-30 and
+    ``d = DATE '0001-01-01'`` found nothing. They are now rebased as Spark rebases them;
+    a file marked proleptic Gregorian is read as it is. A legacy Parquet timestamp before
+    the cutover is a typed error (Spark rebases it in a time zone)."""
+    from bloomskip.spark import open_lake
+
+    rows = (
+        "(0, date'0001-01-01'), (1, date'1580-01-13'), (2, date'1582-10-04'), (3, null), "
+        "(4, date'1582-10-15'), (5, date'2020-01-01')"
+    )
+    made = ds.sql(f"SELECT * FROM VALUES {rows} AS t(k, d)").coalesce(1)
+    lakes = {}
+    for proleptic in ("false", "true"):
+        path = str(tmp_path / f"orc-{proleptic}")
+        made.write.option("orc.proleptic.gregorian", proleptic).orc(path)
+        lakes[path] = ds.read.orc
+    path = str(tmp_path / "legacy-parquet")
+    key = "spark.sql.parquet.datetimeRebaseModeInWrite"
+    ds.conf.set(key, "LEGACY")
+    try:
+        made.write.parquet(path)
+        ds.sql("SELECT timestamp'1500-01-01 00:00:00' ts").write.parquet(str(tmp_path / "old-ts"))
+    finally:
+        ds.conf.unset(key)
+    lakes[path] = ds.read.parquet
+    for path, read in lakes.items():
+        idx = path + ".idx"
+        build(path, ["d"], idx, zone_rows=2)
+        assert _rows(_ours(ds, path, idx)) == _rows(read(path)), path
+        for q in ["d = DATE '0001-01-01'", "d IN (DATE '1580-01-13', DATE '1582-10-04')"]:
+            theirs = _rows(read(path).where(q))
+            assert theirs and _rows(_ours(ds, path, idx).where(q)) == theirs, (path, q)
+            assert _rows(open_lake(ds, path, idx).plan(q).df) == theirs, (path, q)
+    old = str(tmp_path / "old-ts")
+    build(old, ["ts"], old + ".idx")
+    with pytest.raises(Exception, match="before 1582-10-15 in Spark's legacy calendar"):
+        _ours(ds, old, old + ".idx").collect()

@@ -114,6 +114,21 @@ class FileFormat(ABC):
     options: ClassVar[frozenset[str]] = frozenset()
 
 
+_PER_DAY = {"s": 86_400, "ms": 86_400 * 10**3, "us": 86_400 * 10**6, "ns": 86_400 * 10**9}
+
+
+def earliest_day(col: pa.ChunkedArray) -> int | None:
+    """The earliest day (since 1970-01-01) of a date32 or timestamp column, None if it has
+    no value; in integers, so years Python's ``datetime`` cannot hold (0, or a raw day
+    count of a calendar the file was not written in) are no error."""
+    import pyarrow.compute as pc
+
+    if pa.types.is_date32(col.type):
+        return pc.min(col.cast(pa.int32())).as_py()
+    low = pc.min(col.cast(pa.int64())).as_py()
+    return None if low is None else low // _PER_DAY[col.type.unit]
+
+
 def _function(spec: str) -> Any:
     module, _, name = spec.partition(":")
     return getattr(importlib.import_module(module), name)

@@ -4,7 +4,6 @@ inspecting are :mod:`bloomskip.orc`'s."""
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from collections.abc import Sequence
 from typing import Any, BinaryIO
@@ -13,15 +12,13 @@ import pyarrow as pa
 
 from bloomskip.errors import CorruptFileError
 from bloomskip.expr.bind import Column
-from bloomskip.formats.base import FileFormat, FileReader
-
-_EPOCH = dt.date(1970, 1, 1)
+from bloomskip.formats.base import FileFormat, FileReader, earliest_day
 
 
 class OrcReader(FileReader):
     format = "orc"
 
-    def __init__(self, fh: BinaryIO, label: str) -> None:
+    def __init__(self, fh: BinaryIO, label: str, *, spark_values: bool = False) -> None:
         import pyarrow.orc as po
 
         from bloomskip.orc.file import read_orc
@@ -32,6 +29,7 @@ class OrcReader(FileReader):
         stripes = [s.num_rows for s in orc.stripes]
         self._padded = frozenset(c.name for c in orc.columns if c.kind == CHAR and c.path)
         self._hybrid = orc.writer.calendar != PROLEPTIC_GREGORIAN
+        self._spark, self._label = spark_values, label
         fh.seek(0)
         try:
             self._of = po.ORCFile(fh)
@@ -40,14 +38,21 @@ class OrcReader(FileReader):
             raise CorruptFileError(f"{label}: not a readable ORC file: {e}") from e
 
     def read(self, columns: Sequence[str]) -> pa.Table:
-        return self._of.read(columns=list(columns))
+        return self._as_spark(self._of.read(columns=list(columns)))
+
+    def _as_spark(self, table: pa.Table) -> pa.Table:
+        """With ``spark_values``, dates of a hybrid-calendar file as Spark reads them
+        (rebased); timestamps before 1677 do not get here, pyarrow refuses them."""
+        if not (self._spark and self._hybrid):
+            return table
+        from bloomskip.formats.calendar import rebase_hybrid
+
+        return rebase_hybrid(table, self._label)
 
     def doubts(self, table: pa.Table) -> dict[str, str]:
         """CHAR(n) columns (Spark compares them padded to n, other readers as written),
         and dates or timestamps before the Gregorian cutover in a file not written in
         the proleptic Gregorian calendar (readers rebase them differently)."""
-        import pyarrow.compute as pc
-
         from bloomskip.orc.trust import CALENDAR_SAFE_DAY
 
         out = {}
@@ -56,9 +61,8 @@ class OrcReader(FileReader):
             if name in self._padded:
                 out[name] = "CHAR(n), which Spark compares padded to n and other readers as written"
             elif self._hybrid and (pa.types.is_date32(col.type) or pa.types.is_timestamp(col.type)):
-                days = col.cast(pa.date32()) if pa.types.is_timestamp(col.type) else col
-                first = pc.min(days).as_py()
-                if first is not None and (first - _EPOCH).days < CALENDAR_SAFE_DAY:
+                first = earliest_day(col)
+                if first is not None and first < CALENDAR_SAFE_DAY:
                     out[name] = (
                         "before 1582-10-16 in a file not in the proleptic Gregorian calendar, "
                         "which readers rebase differently"
@@ -66,7 +70,8 @@ class OrcReader(FileReader):
         return out
 
     def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
-        return pa.Table.from_batches([self._of.read_stripe(unit, columns=list(columns))])
+        stripe = self._of.read_stripe(unit, columns=list(columns))
+        return self._as_spark(pa.Table.from_batches([stripe]))
 
 
 class OrcFormat(FileFormat):
@@ -83,7 +88,7 @@ class OrcFormat(FileFormat):
         return tail[-4:-1] == b"ORC"  # the postscript's magic, before its length byte
 
     def reader(self, fh: BinaryIO, label: str, *, spark_values: bool = False) -> FileReader:
-        return OrcReader(fh, label)
+        return OrcReader(fh, label, spark_values=spark_values)
 
     def binding_schema(self, path: str | os.PathLike, **options: Any) -> dict[str, Column]:
         from bloomskip.orc.file import read_orc

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from bloomskip.errors import CorruptFileError
 from bloomskip.expr.bind import Column
-from bloomskip.formats.base import FileFormat, FileReader
+from bloomskip.formats.base import FileFormat, FileReader, earliest_day
 from bloomskip.hashing.arrow import PhysicalSpec
 
 
@@ -32,12 +32,26 @@ class ParquetReader(FileReader):
         except (OSError, pa.ArrowException) as e:
             raise CorruptFileError(f"{label}: not a readable Parquet file: {e}") from e
         self._fh, self._label = fh, label
+        meta = self._pf.schema_arrow.metadata or {}
+        self._legacy_dates = b"org.apache.spark.legacyDateTime" in meta
+        self._legacy = self._legacy_dates or b"org.apache.spark.legacyINT96" in meta
+        self._spark = spark_values
 
     def read(self, columns: Sequence[str]) -> pa.Table:
-        return self._pf.read(columns=list(columns), use_threads=False)
+        return self._as_spark(self._pf.read(columns=list(columns), use_threads=False))
 
     def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
-        return self._pf.read_row_group(unit, columns=list(columns), use_threads=False)
+        group = self._pf.read_row_group(unit, columns=list(columns), use_threads=False)
+        return self._as_spark(group)
+
+    def _as_spark(self, table: pa.Table) -> pa.Table:
+        """With ``spark_values``, a file Spark 2 wrote in its legacy calendar as Spark
+        reads it: dates before the cutover rebased, timestamps before it refused."""
+        if not (self._spark and self._legacy):
+            return table
+        from bloomskip.formats.calendar import rebase_hybrid
+
+        return rebase_hybrid(table, self._label, timestamps=True, dates=self._legacy_dates)
 
     def doubts(self, table: pa.Table) -> dict[str, str]:
         """INT96 values pyarrow's nanoseconds cannot hold (before 1677 or after 2262: they
@@ -46,7 +60,6 @@ class ParquetReader(FileReader):
         Spark rebases when it reads them and pyarrow does not."""
         import datetime as dt
 
-        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
         out: dict[str, str] = {}
@@ -66,15 +79,14 @@ class ParquetReader(FileReader):
                     )
         meta = self._pf.schema_arrow.metadata or {}
         if b"org.apache.spark.legacyDateTime" in meta or b"org.apache.spark.legacyINT96" in meta:
-            cutover = dt.date(1582, 10, 16)
+            cutover = (dt.date(1582, 10, 16) - dt.date(1970, 1, 1)).days
             for name in table.column_names:
                 col = table.column(name)
                 if name in out or not (
                     pa.types.is_date32(col.type) or pa.types.is_timestamp(col.type)
                 ):
                     continue
-                days = col.cast(pa.date32()) if pa.types.is_timestamp(col.type) else col
-                first = pc.min(days).as_py()
+                first = earliest_day(col)
                 if first is not None and first < cutover:
                     out[name] = (
                         "before 1582-10-16 in Spark's legacy calendar, which Spark rebases "
