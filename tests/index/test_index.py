@@ -665,13 +665,55 @@ def test_a_file_emptied_while_it_was_read_is_not_taken_for_one_that_is_not_data(
     assert index.refresh(tmp_path / "idx").files_indexed == 1  # tried again
 
 
-def test_a_column_the_source_gained_since_says_the_index_needs_rebuilding(lake, tmp_path):
-    """Found (table probe): adding a column the source gained after the first build said
-    the source "has no column", which it has; the index keeps its first schema."""
-    index.build(lake, ["k"], tmp_path / "idx", zone_rows=1000)
-    pq.write_table(_table(9).append_column("w", pa.array(range(3000))), lake / "part-9.parquet")
-    with pytest.raises(InvalidParameterError, match=r"index's schema .* no column 'w'.*overwrite"):
-        index.build(lake, ["w"], tmp_path / "idx", zone_rows=1000)
+def test_a_column_the_lake_gained_since_is_indexed_where_files_hold_it(lake, tmp_path):
+    """Found (schema probe): a column added to a lake over time could not be indexed - the
+    index took the first file's schema ("has no column 'w'", or an index to rebuild) -
+    and a file lacking one indexed column was left unindexed for all of them, tried
+    again (and a version committed) at every refresh. Now a column is looked for in the
+    first and last files, a file lacking it is unindexed for that column only, and a
+    column the index does not know is not used for pruning, with a note."""
+    idx = str(tmp_path / "idx")
+    index.build(lake, ["k"], idx, zone_rows=1000)
+    w = _table(9).append_column("w", pa.array(range(3000)))
+    pq.write_table(w, lake / "part-9.parquet")
+    rep = index.build(lake, ["w"], idx, zone_rows=1000)
+    assert sorted(os.path.basename(p) for p, _ in rep.failed) == [
+        f"part-{i}.parquet" for i in range(4)
+    ]
+    assert {why for _, why in rep.failed} == {"w: not a column of this file"}
+    ix = index.open(idx)
+    assert ix.query("w = 5").paths == [str(lake / f"part-{i}.parquet") for i in (0, 1, 2, 3, 9)]
+    k = int(w.column("k")[0].as_py())
+    assert ix.query(f"k = {k}").paths == [str(lake / "part-9.parquet")]
+    assert index.refresh(idx).committed is False
+    for cols, first in ((["uid", "w"], "uid"), (["w"], "w")):  # a lake that gained w first
+        res = index.build(lake, cols, tmp_path / f"new-{first}", zone_rows=1000, overwrite=True)
+        assert index.open(res.index).query("w = 3000").paths == [
+            str(lake / f"part-{i}.parquet") for i in (0, 1, 2, 3)
+        ]
+    res = ix.query(f"k = {k} AND (z = 1 OR tag IS NULL)")
+    assert res.paths == [str(lake / "part-9.parquet")]
+    assert "not used for pruning: z, tag (not a column the index knows" in " ".join(res.notes)
+    assert ix.query("k = -1 AND s.f = 1").paths == []  # s is no column: not pruning on it
+    with pytest.raises(PredicateError, match="no column 'z'"):
+        ix.query("z = 1 OR tag IS NULL")  # nothing the index knows: a misspelling?
+
+
+def test_a_first_file_with_only_nulls_or_a_partition_key_does_not_stop_a_build(tmp_path):
+    """Found (schema probe): a first file whose column held only nulls (Arrow's null type,
+    as pandas writes an all-None column) failed the build; a hive lake's partition key was
+    "no column" in index queries."""
+    lake = tmp_path / "lake"
+    for i, c in enumerate(["DE", "FR"]):
+        (lake / f"country={c}").mkdir(parents=True)
+        t = pa.table({"id": [i], "c": pa.array([None], pa.null()) if i == 0 else [5]})
+        pq.write_table(t, lake / f"country={c}" / "part-0.parquet")
+    index.build(str(lake), ["c"], str(tmp_path / "idx"))
+    ix = index.open(str(tmp_path / "idx"))
+    assert ix.query("c = 5").paths == [str(lake / "country=FR" / "part-0.parquet")]
+    res = ix.query("country = 'DE' AND c = 5")
+    assert res.paths == [str(lake / "country=FR" / "part-0.parquet")]
+    assert "not used for pruning: country" in " ".join(res.notes)
 
 
 def test_a_file_whose_column_does_not_convert_stays_a_candidate(lake, tmp_path):
@@ -1204,3 +1246,32 @@ def test_a_lake_holds_the_files_spark_reads_by_name(tmp_path):
         True, False, True, True,
     ]  # fmt: skip
     assert unescape("%C3%A9%2F%zz%4") == "Ã©/%zz%4"  # one character per %XX, as Spark
+
+
+def test_a_column_named_like_a_struct_field_may_match(tmp_path):
+    """Found (schema probe): a file holding a column named ``s.a`` and a struct ``s`` with
+    a field ``a``. ``s.a`` names the field in DuckDB and Spark, ``"s.a"`` the column, and
+    SQL text loses the quotes here: the index answered ``s.a = 1`` from the column's
+    zones and ruled the file out; ``prune`` bound both to one leaf. Both may match now,
+    with the reason, in the index, ``prune`` (Parquet and ORC) and the data's binder."""
+    import duckdb
+
+    from bloomskip import formats
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    t = pa.table({"s.a": pa.array([99, 98], pa.int64()), "s": pa.array([{"a": 1}, {"a": 2}])})
+    pq.write_table(t, lake / "p.parquet")
+    orc.write_table(t, lake / "o.orc")
+    index.build(str(lake), ["s.a"], str(tmp_path / "idx"))
+    files = sorted(
+        os.path.basename(f.path) for f in index.open(str(tmp_path / "idx")).query("s.a = 1").files
+    )
+    assert files == ["o.orc", "p.parquet"]
+    con = duckdb.connect()
+    for q in ['"s.a" = 99', "s.a = 1"]:
+        assert con.execute(f"SELECT count(*) FROM '{lake}/p.parquet' WHERE {q}").fetchone()[0]
+        for name in ("p.parquet", "o.orc"):
+            res = formats.of_path(lake / name).prune(lake / name, q)
+            assert [u.may_match for u in res.units] == [True], (name, q)
+            assert "two columns of the file are named 's.a'" in res.units[0].reason

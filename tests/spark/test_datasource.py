@@ -681,6 +681,19 @@ def test_unsupported_column_types_are_named(tmp_path):
     assert isinstance(CorruptFileError("x"), BloomskipError)
 
 
+def test_a_timestamp_file_under_a_date_column_is_refused_not_truncated():
+    """Found (schema probe): a lake typed DATE by its first file, with a file holding
+    TIMESTAMP '2024-01-03 12:00': pyarrow's "safe" cast dropped the time of day, so the
+    data source and the driver's reads returned 2024-01-03 where Spark refuses the file."""
+    from bloomskip.errors import UnsupportedTypeError
+    from bloomskip.spark.readfile import _cast
+
+    ts = pa.array([dt.datetime(2024, 1, 3, 12)], pa.timestamp("us"))
+    with pytest.raises(UnsupportedTypeError, match="time of day would be lost"):
+        _cast(ts, pa.date32(), "f: column 'c'")
+    assert _cast(pa.array([1], pa.int32()), pa.int64(), "c").to_pylist() == [1]
+
+
 def test_zone_ranges_known_answers():
     from bloomskip.spark.readfile import _overlap
     from bloomskip.spark.readfile import merge_ranges as _merge

@@ -13,7 +13,7 @@ then case-insensitively when that is unambiguous.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -50,6 +50,21 @@ class Column:
     #: drop the nanoseconds below, pyarrow keeps them): a literal matches every value of
     #: its microsecond (:func:`~bloomskip.expr.literals.whole_microseconds`).
     microseconds: bool = False
+    #: Why the name is ambiguous (two columns of a file share it, e.g. a column named
+    #: ``s.a`` beside a struct ``s`` with a field ``a``): conditions on it may match.
+    ambiguous: str | None = None
+
+
+def schema_of_columns(columns: Iterable[tuple[str, Column]]) -> dict[str, Column]:
+    """A binding schema from (name, column) pairs; a name two columns share (a column
+    named ``s.a`` and the field ``a`` of a struct ``s``, both ``s.a`` as dotted paths) is
+    marked ambiguous, so that conditions on it may match."""
+    out: dict[str, Column] = {}
+    for name, col in columns:
+        if name in out:
+            col = replace(out[name], ambiguous=f"two columns of the file are named {name!r}")
+        out[name] = col
+    return out
 
 
 def resolve(name: str, schema: Mapping[str, Column]) -> BoundReference:
@@ -84,6 +99,35 @@ def named(name: str, schema: Mapping[str, Column]) -> None:
             ) from None
 
 
+def _ambiguous(name: str, schema: Mapping[str, Column]) -> str | None:
+    """Why the bound column ``name`` may be another one than the reader's: a column of a
+    dotted name that is also a path into a struct of ``schema`` (``s.a``, quoted a
+    column, unquoted the field ``a`` of ``s`` in DuckDB and Spark; SQL text here loses the
+    quotes), or a column the schema marks ambiguous."""
+    col = schema[name]
+    if col.ambiguous is not None:
+        return col.ambiguous
+    parts = name.split(".")
+    for i in range(1, len(parts)):
+        head = ".".join(parts[:i])
+        try:
+            t = schema[resolve(head, schema).name].type
+        except PredicateError:
+            continue
+        for part in parts[i:]:
+            if t is None or not pa.types.is_struct(t):
+                break
+            found = [
+                t.field(j) for j in range(t.num_fields) if t.field(j).name.lower() == part.lower()
+            ]
+            if not found:
+                break
+            t = found[0].type
+        else:
+            return f"{name!r} is a column and also a field of the struct {head!r}"
+    return None
+
+
 class _Bind(ExpressionTransform):
     def __init__(self, schema: Mapping[str, Column], zone: str | None = None) -> None:
         self.schema, self.zone = schema, zone
@@ -103,7 +147,14 @@ class _Bind(ExpressionTransform):
     def visit_predicate(self, pred: Predicate) -> Expression:
         if pred.bound:
             return pred
-        ref = resolve(pred.term.name, self.schema)
+        try:
+            ref = resolve(pred.term.name, self.schema)
+        except PredicateError:
+            named(pred.term.name, self.schema)  # a field of a struct column, or an error
+            return Unsupported(f"{pred} (a field of a struct)", (pred.term.name,))
+        why = _ambiguous(ref.name, self.schema)
+        if why is not None:
+            return Unsupported(f"{pred} ({why})", (pred.term.name,))
         bound = replace(pred, term=ref)
         if isinstance(bound, LiteralPredicate):
             col = self.schema[ref.name]
@@ -195,5 +246,6 @@ __all__ = [
     "predicate",
     "referenced",
     "resolve",
+    "schema_of_columns",
     "without_unknown",
 ]

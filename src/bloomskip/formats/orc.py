@@ -10,7 +10,7 @@ from typing import Any, BinaryIO
 
 import pyarrow as pa
 
-from bloomskip.errors import CorruptFileError
+from bloomskip.errors import CorruptFileError, UnsupportedFileError
 from bloomskip.expr.bind import Column
 from bloomskip.formats.base import FileFormat, FileReader, earliest_day
 
@@ -38,11 +38,18 @@ class OrcReader(FileReader):
             raise CorruptFileError(f"{label}: not a readable ORC file: {e}") from e
 
     def read(self, columns: Sequence[str]) -> pa.Table:
-        return self._as_spark(self._of.read(columns=list(columns)))
+        return self._as_spark(self._of.read(columns=list(columns)), columns)
 
-    def _as_spark(self, table: pa.Table) -> pa.Table:
-        """With ``spark_values``, dates of a hybrid-calendar file as Spark reads them
+    def _as_spark(self, table: pa.Table, columns: Sequence[str]) -> pa.Table:
+        """``table`` as read for ``columns``, checked: pyarrow's ORC reader takes a name
+        for a path, and for ``s.a`` may return a struct ``s`` (beside a column named
+        ``s.a``). With ``spark_values``, dates of a hybrid-calendar file as Spark reads them
         (rebased); timestamps before 1677 do not get here, pyarrow refuses them."""
+        if sorted(table.column_names) != sorted(columns):  # in the file's order
+            raise UnsupportedFileError(
+                f"{self._label}: pyarrow's ORC reader returns {table.column_names} for the "
+                f"columns {list(columns)} (a column named like a struct's field?)"
+            )
         if not (self._spark and self._hybrid):
             return table
         from bloomskip.formats.calendar import rebase_hybrid
@@ -71,7 +78,7 @@ class OrcReader(FileReader):
 
     def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
         stripe = self._of.read_stripe(unit, columns=list(columns))
-        return self._as_spark(pa.Table.from_batches([stripe]))
+        return self._as_spark(pa.Table.from_batches([stripe]), columns)
 
 
 class OrcFormat(FileFormat):

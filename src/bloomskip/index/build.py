@@ -349,6 +349,7 @@ def _update(
         schema = base.schema if base is not None else src.arrow_schema(listing)
         src = src.following(schema)  # a table's columns renamed since: by field id
         columns = dict(base.columns) if base is not None else {}
+        schema = _added_columns(schema, [n for n in names if n not in columns], src, listing)
         for n in names:
             if n not in columns:
                 columns[n] = _new_column(
@@ -624,6 +625,22 @@ def _compact(
     return col.with_segments((replace(segment, files=(merged_files,) if merged_files else ()),))
 
 
+def _added_columns(
+    schema: pa.Schema, names: Sequence[str], src: Source, listing: list[SourceFile]
+) -> pa.Schema:
+    """``schema`` with the columns ``names`` it lacks, or holds only nulls of, as other
+    files of a lake hold them (a column added to a lake over time); tables keep their
+    own schema."""
+    for name in names:
+        i = schema.get_field_index(name)
+        if i >= 0 and not pa.types.is_null(schema.field(i).type):
+            continue
+        found = src.column_field(name, listing)
+        if found is not None:
+            schema = schema.set(i, found) if i >= 0 else schema.append(found)
+    return schema
+
+
 def _new_column(
     name: str,
     position: int,
@@ -636,15 +653,16 @@ def _new_column(
     """``name`` as a new column of an index of ``schema`` (``indexed``: the schema an
     existing index recorded)."""
     idx = schema.get_field_index(name)
-    if idx < 0 and indexed:  # the source may have it now: the index keeps its first schema
+    if idx < 0 and indexed:  # a table's: the index keeps the table's schema it was built on
         raise InvalidParameterError(
             f"the index's schema (the source's when the index was first built) has no column "
             f"{name!r}; columns are: {', '.join(schema.names[:30])}. A column added to the "
-            "source since needs a new index (overwrite=True)"
+            "table since needs a new index (overwrite=True)"
         )
     if idx < 0:
         raise InvalidParameterError(
-            f"{src.uri} has no column {name!r}; columns are: {', '.join(schema.names[:30])}"
+            f"{src.uri} has no column {name!r} (in its first and last files); columns are: "
+            f"{', '.join(schema.names[:30])}"
         )
     t = schema.field(idx).type
     if pa.types.is_dictionary(t):

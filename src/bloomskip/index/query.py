@@ -48,8 +48,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bloomskip.errors import CorruptFileError, InvalidParameterError, SourceError
-from bloomskip.expr.bind import Column, bind
-from bloomskip.expr.expressions import Expression
+from bloomskip.expr.bind import Column, bind, without_unknown
+from bloomskip.expr.expressions import Expression, terms
+from bloomskip.expr.sql import parse
 from bloomskip.index import params, serving, store
 from bloomskip.index.decide import Decided, decide, evaluate
 from bloomskip.index.known import KnownValues
@@ -69,6 +70,7 @@ from bloomskip.index.rows import RowFilter
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.index.zonedata import ColumnData, load_column
 from bloomskip.sources import Source, SourceFile, from_json
+from bloomskip.sources.base import DatasetSource
 
 #: Default limit on the compounded false-positive rate of an IN list.
 MAX_IN_FPP = 0.5
@@ -347,6 +349,8 @@ class ZoneIndex:
                 )
             src = src.as_of(as_of)
         res = QueryResult(self.root, self.version, str(predicate))
+        if not isinstance(src, DatasetSource):
+            predicate = self._known_columns(predicate, res.notes)
         listing: dict[int, SourceFile] | None = None
         known: KnownValues | None = None
         columns, aliases, pruned = self.columns, {}, []
@@ -409,6 +413,25 @@ class ZoneIndex:
         res.files.sort(key=lambda f: f.path)
         res.seconds = time.perf_counter() - t0
         return res
+
+    def _known_columns(self, predicate: str | Expression, notes: list[str]) -> Expression:
+        """``predicate`` with conditions on columns a lake's index does not know made
+        "may match", with a note: a partition directory's (``country=DE/``), or a column
+        only files added since hold (the index keeps the schema of its first file). A
+        predicate that names no column the index knows is an error (a misspelling?)."""
+        tree = parse(predicate) if isinstance(predicate, str) else predicate
+        schema = self.schema()
+        named = {t.name for t in terms(tree)}
+        pruned, unknown, _ = without_unknown(tree, schema)
+        if unknown and named <= set(unknown):
+            bind(tree, schema)  # raises "no column ..."
+        tree = pruned
+        if unknown:
+            notes.append(
+                f"not used for pruning: {', '.join(unknown)} (not a column the index knows: "
+                "a partition directory's, a column of files added since, or a misspelling)"
+            )
+        return tree
 
     def row_filter(
         self,

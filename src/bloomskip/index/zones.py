@@ -167,6 +167,8 @@ def _column_zones(
     first row's offset and spans to its last row's, gaps included, as Lance's do."""
     if pa.types.is_dictionary(arr.type):
         arr = arr.cast(arr.type.value_type)
+    if pa.types.is_null(arr.type):  # only nulls (pandas writes an all-None column so)
+        arr = pa.chunked_array([pa.nulls(len(arr), col.arrow_type)], col.arrow_type)
     if arr.type != col.arrow_type:
         if not same_kind(arr.type, col.arrow_type):
             why = f"{arr.type} is not compared as {col.arrow_type} is (the index's type)"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from bloomskip.expr.bind import Column
+from bloomskip.expr.bind import Column, schema_of_columns
 from bloomskip.orc.types import (
     BINARY,
     BOOLEAN,
@@ -89,7 +89,7 @@ def schema_of(orc: OrcFile) -> tuple[dict[str, Column], list[OrcColumn]]:
             ancestors = (*parent.ancestors, parent.id) if parent.id != 0 else ()
         arrow_type, orc_type, ntz = _types(c)
         infos.append(OrcColumn(c.id, c.name, c.kind, arrow_type, orc_type, ancestors, nested, ntz))
-    schema = {i.name: Column(i.arrow_type, i.id) for i in infos[1:]}
+    schema = schema_of_columns((i.name, Column(i.arrow_type, i.id)) for i in infos[1:])
     return schema, infos
 
 

@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from bloomskip.errors import InvalidParameterError
-from bloomskip.expr.bind import Column, bind, resolve
+from bloomskip.expr.bind import Column, bind, resolve, schema_of_columns
 from bloomskip.expr.expressions import BoundReference, Expression, In, LiteralPredicate, literal
 from bloomskip.expr.literals import Values, convert, to_arrow
 from bloomskip.hashing import hash_values
@@ -63,10 +63,10 @@ def schema_of(footer: Footer) -> tuple[dict[str, Column], list[ColumnType]]:
 
 def _schema(leaves: list[LeafColumn]) -> tuple[dict[str, Column], list[ColumnType]]:
     types = [column_type(leaf) for leaf in leaves]
-    schema = {
-        t.name: Column(t.arrow_type, i, microseconds=t.physical_type is PhysicalType.INT96)
+    schema = schema_of_columns(
+        (t.name, Column(t.arrow_type, i, microseconds=t.physical_type is PhysicalType.INT96))
         for i, t in enumerate(types)
-    }
+    )
     return schema, types
 
 

@@ -131,6 +131,12 @@ class Source(ABC):
     def arrow_schema(self, listing: Sequence[SourceFile]) -> pa.Schema:
         """The source's Arrow schema (``listing``: its files, as listed now)."""
 
+    def column_field(self, name: str, listing: Sequence[SourceFile]) -> pa.Field | None:
+        """``name`` as a file of ``listing`` holds it with a type (not all nulls), for a
+        column :meth:`arrow_schema` lacks or has only nulls of; None: not found (a
+        table's schema is its own, so a table source never finds one)."""
+        return None
+
     def uri_of(self, path: str) -> str:
         """A path as a user (or Spark) writes it."""
         return path

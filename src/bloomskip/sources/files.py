@@ -284,7 +284,6 @@ class FileSource(Source):
     # -- indexing --------------------------------------------------------------------
 
     def read_for_index(self, file: SourceFile, names: Sequence[str]) -> IndexRead:
-        label = self.uri_of(file.path)
         with self.open(file.path) as fh:
             try:
                 r = self.reader(fh, file.path)
@@ -293,11 +292,13 @@ class FileSource(Source):
                 if e.size != file.size or after is None or after.identity != file.identity:
                     raise SourceChangedError("changed while it was being indexed") from None
                 raise
-            missing = [n for n in names if n not in r.schema.names]
-            if missing:
-                raise BloomskipError(f"{label}: no column {', '.join(missing)}")
-            table = r.read(names)
-            doubts = r.doubts(table)  # may read the file again
+            present = [n for n in names if n in r.schema.names]
+            table = r.read(present or r.schema.names[:1])
+            table = table.select(present)  # none: the row count alone
+            doubts = dict(r.doubts(table))  # may read the file again
+            for n in names:
+                if n not in present:  # readers see nulls, or a column of another case
+                    doubts[n] = "not a column of this file"
         after = self.stat(file.path)
         if after is None or after.identity != file.identity:
             raise SourceChangedError("changed while it was being indexed")
@@ -328,17 +329,39 @@ class FileSource(Source):
             f"{self.uri}: no readable Parquet or ORC file to take a schema from{detail}"
         )
 
+    def column_field(self, name: str, listing: Sequence[SourceFile]) -> pa.Field | None:
+        """``name`` in the first of the first and last files of the lake (columns are
+        added over time) that holds it with a type."""
+        for f in _probed(listing):
+            try:
+                with self.open(f.path) as fh:
+                    schema = self.reader(fh, f.path).schema
+            except (OSError, pa.ArrowException, BloomskipError):
+                continue
+            i = schema.get_field_index(name)
+            if i >= 0 and not pa.types.is_null(schema.field(i).type):
+                return schema.field(i)
+        return None
+
     def physical_spec(
         self, column: str, arrow_type: pa.DataType, listing: Sequence[SourceFile]
     ) -> PhysicalSpec | None:
-        """How the first readable file stores ``column`` (only Parquet files say)."""
-        for f in listing[:_PROBE_FILES]:
+        """How the first readable file holding ``column`` stores it (only Parquet files
+        say)."""
+        for f in _probed(listing):
             try:
                 with self.open(f.path) as fh:
                     return self.reader(fh, f.path).physical_spec(column, arrow_type)
             except (OSError, pa.ArrowException, BloomskipError, KeyError):
                 continue
         return None
+
+
+def _probed(listing: Sequence[SourceFile]) -> list[SourceFile]:
+    """The files tried for a column: the first and the last :data:`_PROBE_FILES`."""
+    if len(listing) <= 2 * _PROBE_FILES:
+        return list(listing)
+    return [*listing[:_PROBE_FILES], *listing[-_PROBE_FILES:]]
 
 
 def _missing(uri: str, root: str) -> str:
