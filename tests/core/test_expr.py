@@ -438,3 +438,35 @@ def test_without_a_zone_both_utc_and_this_machine_s_zone_are_probed():
         else:
             os.environ["TZ"] = before
         time.tzset()
+
+
+def test_a_date_equals_a_timestamp_at_its_day_s_first_instant_in_the_session_zone():
+    """Found (tables and time zones probe): Spark compares ``d = TIMESTAMP '…'`` as the
+    first instant of the date's day in the session zone; in Sao Paulo 2018-11-04 starts
+    at 01:00 (daylight saving skipped midnight), so ``TIMESTAMP '2018-11-04 01:00:00'``
+    equals that date there. bloomskip said no date equals a time not at midnight."""
+    import os
+    import time
+
+    gap = Literal("timestamp", "2018-11-04 01:00:00")
+    assert isinstance(convert(gap, pa.date32(), "America/Sao_Paulo"), Unknown)
+    assert isinstance(convert(gap, pa.date32(), "Nowhere/Else"), Unknown)
+    assert isinstance(convert(gap, pa.date32(), "UTC"), NoMatch)
+    later = Literal("timestamp", "2018-11-05 01:00:00")  # a day that starts at midnight
+    assert isinstance(convert(later, pa.date32(), "America/Sao_Paulo"), NoMatch)
+    midnight = Literal("timestamp", "2018-11-05 00:00:00")
+    assert convert(midnight, pa.date32(), "America/Sao_Paulo") == Values((dt.date(2018, 11, 5),))
+    before = os.environ.get("TZ")
+    try:  # without a zone, this machine's is probed too
+        os.environ["TZ"] = "America/Sao_Paulo"
+        time.tzset()
+        assert isinstance(convert(gap, pa.date32()), Unknown)
+        os.environ["TZ"] = "UTC"
+        time.tzset()
+        assert isinstance(convert(gap, pa.date32()), NoMatch)
+    finally:
+        if before is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = before
+        time.tzset()

@@ -792,3 +792,60 @@ def test_dates_before_1582_in_hybrid_calendar_files_read_as_spark_reads_them(ds,
     build(old, ["ts"], old + ".idx")
     with pytest.raises(Exception, match="before 1582-10-15 in Spark's legacy calendar"):
         _ours(ds, old, old + ".idx").collect()
+
+
+@pytest.mark.spark
+def test_spark_written_lakes_read_as_spark_reads_them_in_another_time_zone(ds, tmp_path):
+    """Found (tables and time zones probe):
+    * INT96 (Spark's default timestamps) was inferred as TIMESTAMP_NTZ holding the UTC
+      clock: in a New York session ``ts = TIMESTAMP '2024-07-01 12:00:00'`` found nothing
+      (and 16:00 found the row). It is an instant, TIMESTAMP, as in Spark's reader.
+    * A DECIMAL(38,6) literal of 36 digits reached ``pushFilters`` rounded to 28 (pyspark
+      builds it in Python's default context) and ruled the row out; it is not pushed.
+    * An ORC file of valid timestamps pyarrow cannot read (9999-12-31) failed as
+      "corrupt", and with no file indexed ``plan_read`` read the ORC lake as Parquet."""
+    from bloomskip.spark import plan_read
+
+    d38 = Decimal("-123456789012345678901234567890.123456")
+    key = "spark.sql.session.timeZone"
+    before = ds.conf.get(key)
+    ds.conf.set(key, "America/New_York")
+    try:
+        lake = str(tmp_path / "int96")
+        ds.sql(
+            "SELECT 1L id, TIMESTAMP '2024-03-10 01:59:59.999999' ts, CAST(1.5 AS DECIMAL(38,6)) d"
+            f" UNION ALL SELECT 2L, TIMESTAMP '2024-07-01 12:00:00', CAST('{d38}' AS DECIMAL(38,6))"
+        ).coalesce(1).write.parquet(lake)
+        build(lake, ["ts", "d"], lake + ".idx")
+        ours = _ours(ds, lake, lake + ".idx")
+        assert ours.schema["ts"].dataType == st.TimestampType()
+        for q in [
+            "ts = TIMESTAMP '2024-07-01 12:00:00'",
+            "ts = TIMESTAMP '2024-07-01 16:00:00'",
+            "ts IN (TIMESTAMP '2024-03-10 01:59:59.999999')",
+            f"d = {d38}",
+            f"d IN ({d38}, 7)",
+        ]:
+            theirs = _rows(ds.read.parquet(lake).where(q))
+            assert _rows(ours.where(q)) == theirs, q
+        assert f"d = {d38}" and _rows(ours.where(f"d = {d38}"))
+        orc_lake = str(tmp_path / "orc")
+        ds.sql(
+            "SELECT 1L id, TIMESTAMP '9999-12-31 23:59:59.999999' ts "
+            "UNION ALL SELECT 2L, TIMESTAMP '2024-07-01 12:00:00'"
+        ).coalesce(1).write.orc(orc_lake)
+        rep = build(orc_lake, ["id", "ts"], orc_lake + ".idx")
+        assert rep.files_indexed == 0 and "out of range" in rep.failed[0][1]
+        want = _rows(ds.read.orc(orc_lake).where("id = 2"))
+        assert _rows(plan_read(ds, orc_lake, orc_lake + ".idx", "id = 2").df) == want
+        with pytest.raises(Exception, match="pyarrow cannot read row group 0"):
+            _ours(ds, orc_lake, orc_lake + ".idx").where("id = 2").collect()
+    finally:
+        ds.conf.set(key, before)
+
+
+def test_decimals_pyspark_may_have_rounded_are_not_pushed():
+    wide = Decimal("-1.234567890123456789012345679E+29")  # 28 digits: maybe rounded
+    assert translate(sds.EqualTo(("d",), wide)) is None
+    assert translate(sds.In(("d",), (Decimal("1.5"), wide))) is None
+    assert translate(sds.EqualTo(("d",), Decimal("1.5"))) is not None

@@ -110,6 +110,8 @@ def convert(lit: Literal, t: pa.DataType | None, zone: str | None = None) -> Con
             # TIMESTAMP_NTZ), but Spark reads an ORC TIMESTAMP as an instant (its wall
             # clock taken as UTC): both readings.
             return _either(_timestamp(lit, t), _timestamp(lit, pa.timestamp(t.unit, "UTC"), zone))
+        if pa.types.is_date(t):
+            return _date(lit, zone)
         return _convert(lit, t)
     except (ValueError, OverflowError, InvalidOperation, ArithmeticError) as e:
         return Unknown(f"cannot convert {lit} to {t}: {e}")
@@ -391,7 +393,7 @@ def _date_and_time(lit: Literal, what: str) -> tuple[dt.date, int, int | None] |
     return Unknown(f"{lit} is not a {what}") if parsed is None else parsed
 
 
-def _date(lit: Literal) -> Converted:
+def _date(lit: Literal, zone: str | None = None) -> Converted:
     parsed = _date_and_time(lit, "date")
     if isinstance(parsed, Unknown):
         return parsed
@@ -407,7 +409,30 @@ def _date(lit: Literal) -> Converted:
     days = sorted(i // _DAY_NS for i in _microsecond_readings(nanos) if i % _DAY_NS == 0)
     if days:
         return Values(tuple(date + dt.timedelta(days=d) for d in days), exact=False)
+    if nanos < _DAY_NS // 8 and _midnight_moves(date, zone):
+        # Spark compares a date as the first instant of its day in the session zone:
+        # where a daylight-saving change skips midnight that is 01:00, say.
+        return Unknown(f"{lit}: {date} may start after midnight (a daylight-saving change)")
     return NoMatch(f"{lit} is not midnight, so no date equals it")
+
+
+def _midnight_moves(date: dt.date, zone: str | None) -> bool:
+    """Whether midnight of ``date`` is in a daylight-saving change in ``zone`` (None: this
+    machine's zone), or the zone is unknown: then the day may start later."""
+    clock = dt.datetime.combine(date, dt.time())
+    try:
+        if zone is None:  # a naive datetime is a wall clock of the machine's zone
+            a, b = (clock.replace(fold=f).astimezone(dt.UTC) for f in (0, 1))
+            return a != b
+        tz = time_zone(zone)
+        if tz is None:
+            return True
+        return (
+            clock.replace(tzinfo=tz, fold=0).utcoffset()
+            != clock.replace(tzinfo=tz, fold=1).utcoffset()
+        )
+    except (OverflowError, OSError, ValueError):
+        return True
 
 
 _DAY_NS = 86_400 * 10**9

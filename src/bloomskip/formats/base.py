@@ -114,6 +114,12 @@ class FileFormat(ABC):
     options: ClassVar[frozenset[str]] = frozenset()
 
 
+#: Field metadata of a column a Parquet file stores as INT96 (an instant to Spark, Hive
+#: and Impala, which pyarrow reads as a timestamp without a time zone), in an index's
+#: schema of a lake.
+INT96_KEY = b"bloomskip.int96"
+
+
 _PER_DAY = {"s": 86_400, "ms": 86_400 * 10**3, "us": 86_400 * 10**6, "ns": 86_400 * 10**9}
 
 

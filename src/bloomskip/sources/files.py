@@ -33,6 +33,7 @@ from bloomskip.errors import (
     SourceChangedError,
     SourceError,
 )
+from bloomskip.formats.base import INT96_KEY
 from bloomskip.hashing.arrow import PhysicalSpec
 from bloomskip.objstore import (
     PYARROW_TO_URL,
@@ -316,12 +317,14 @@ class FileSource(Source):
         return frozenset(k.casefold() for k, _ in hive_pairs(path))
 
     def arrow_schema(self, listing: Sequence[SourceFile]) -> pa.Schema:
-        """The schema of the first readable file."""
+        """The schema of the first readable file; its INT96 columns are marked
+        (:data:`~bloomskip.formats.base.INT96_KEY`)."""
         errors = []
         for f in listing[:_PROBE_FILES]:
             try:
                 with self.open(f.path) as fh:
-                    return self.reader(fh, f.path).schema
+                    r = self.reader(fh, f.path)
+                    return _mark_int96(r.schema, r.microsecond_columns())
             except (OSError, pa.ArrowException, BloomskipError) as e:
                 errors.append(f"{f.path}: {e}")
         detail = f" ({'; '.join(errors[:3])})" if errors else ""
@@ -335,7 +338,8 @@ class FileSource(Source):
         for f in _probed(listing):
             try:
                 with self.open(f.path) as fh:
-                    schema = self.reader(fh, f.path).schema
+                    r = self.reader(fh, f.path)
+                    schema = _mark_int96(r.schema, r.microsecond_columns())
             except (OSError, pa.ArrowException, BloomskipError):
                 continue
             i = schema.get_field_index(name)
@@ -355,6 +359,13 @@ class FileSource(Source):
             except (OSError, pa.ArrowException, BloomskipError, KeyError):
                 continue
         return None
+
+
+def _mark_int96(schema: pa.Schema, names: frozenset[str]) -> pa.Schema:
+    for i, f in enumerate(schema):
+        if f.name in names:
+            schema = schema.set(i, f.with_metadata({**(f.metadata or {}), INT96_KEY: b"true"}))
+    return schema
 
 
 def _probed(listing: Sequence[SourceFile]) -> list[SourceFile]:

@@ -54,6 +54,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -75,6 +76,7 @@ from bloomskip.expr.expressions import (
     Expression,
     In,
     IsNull,
+    Literal,
     NotNull,
     Reference,
     literal,
@@ -110,15 +112,25 @@ def translate(f: sds.Filter) -> Expression | None:
         if isinstance(f, sds.IsNotNull):
             return NotNull(ref)
         if isinstance(f, sds.EqualNullSafe):  # a <=> NULL holds exactly for nulls
-            return IsNull(ref) if f.value is None else EqualTo(ref, literal(f.value))
+            return IsNull(ref) if f.value is None else EqualTo(ref, _literal(f.value))
         if isinstance(f, sds.EqualTo):
-            return None if f.value is None else EqualTo(ref, literal(f.value))
+            return None if f.value is None else EqualTo(ref, _literal(f.value))
         if isinstance(f, sds.In):
             values = tuple(f.value)
-            return In(ref, tuple(literal(v) for v in values)) if values else None
+            return In(ref, tuple(_literal(v) for v in values)) if values else None
     except (TypeError, ValueError, ArithmeticError):  # no literal form: not pushed
         return None
     return None
+
+
+def _literal(value: Any) -> Literal:
+    """A pushed value as a literal. pyspark builds a DECIMAL's value in Python's default
+    context, 28 digits: one of 28 digits or more may be rounded (Spark's
+    ``-123456789012345678901234567890.123456`` arrives as ``-1.234…679E+29``), so it is
+    not pushed."""
+    if isinstance(value, Decimal) and len(value.as_tuple().digits) >= 28:
+        raise ValueError(f"{value} may be rounded")
+    return literal(value)
 
 
 def _conjunction(parts: Sequence[Expression]) -> Expression:

@@ -128,6 +128,13 @@ def read_tables(
         def read(i: int, cols: list[str], local: list[tuple[int, int]], n: int) -> pa.Table:
             try:  # no column: read one to count rows (ORC returns none for [])
                 table = reader.read_unit(i, cols or names[:1])
+            except pa.ArrowInvalid as e:
+                if "out of range" in str(e):  # ORC timestamps before 1677 or after 2262
+                    raise UnsupportedFileError(
+                        f"{uri}: pyarrow cannot read row group {i} ({e}); Spark's own "
+                        "reader can: read this file with it"
+                    ) from e
+                raise CorruptFileError(f"{uri}: cannot read row group {i}: {e}") from e
             except (OSError, pa.ArrowException) as e:
                 raise CorruptFileError(f"{uri}: cannot read row group {i}: {e}") from e
             if local != [(0, n)]:

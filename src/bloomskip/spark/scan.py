@@ -475,6 +475,9 @@ def _index_format(index: ZoneIndex) -> str:
     """The Spark format of the lake: what its files are (the manifest's schema came from
     them), ORC only if every indexed file is."""
     formats = set(index.fragments().column("format").to_pylist()) - {NOT_DATA}
+    if not formats:  # no file could be indexed: by their names
+        names = index.manifest.unreadable
+        return "orc" if names and all(n.lower().endswith(".orc") for n in names) else "parquet"
     return "orc" if formats == {"orc"} else "parquet"
 
 

@@ -13,6 +13,7 @@ import pyarrow as pa
 from pyspark.sql import types as st
 
 from bloomskip.errors import UnsupportedTypeError
+from bloomskip.formats.base import INT96_KEY
 
 
 def spark_type(t: pa.DataType) -> st.DataType:
@@ -67,11 +68,15 @@ def spark_type(t: pa.DataType) -> st.DataType:
 
 def spark_schema(schema: pa.Schema) -> st.StructType:
     """The Spark schema of a source with Arrow ``schema``; every field nullable (files
-    added later may hold nulls)."""
+    added later may hold nulls). A column a lake's files store as INT96 is an instant,
+    ``TIMESTAMP``, as Spark's reader has it (pyarrow has no time zone for it)."""
     fields = []
     for f in schema:
         try:
-            fields.append(st.StructField(f.name, spark_type(f.type), True))
+            t = spark_type(f.type)
+            if INT96_KEY in (f.metadata or {}) and isinstance(t, st.TimestampNTZType):
+                t = st.TimestampType()
+            fields.append(st.StructField(f.name, t, True))
         except UnsupportedTypeError as e:
             raise UnsupportedTypeError(
                 f"column {f.name!r}: {e}; pass .schema(...) without it to read the others"
