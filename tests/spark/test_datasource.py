@@ -757,8 +757,8 @@ def test_dates_before_1582_in_hybrid_calendar_files_read_as_spark_reads_them(ds,
     Julian calendar days, and so did Spark 2 in Parquet (``legacyDateTime``); pyarrow
     returns the raw days, so ``DATE '0001-01-01'`` came back as 0000-12-30 and
     ``d = DATE '0001-01-01'`` found nothing. They are now rebased as Spark rebases them;
-    a file marked proleptic Gregorian is read as it is. A legacy Parquet timestamp before
-    the cutover is a typed error (Spark rebases it in a time zone)."""
+    a file marked proleptic Gregorian is read as it is. An INT96 timestamp of a file whose
+    dates only are legacy is read as written, as Spark reads it."""
     from bloomskip.spark import open_lake
 
     rows = (
@@ -788,10 +788,10 @@ def test_dates_before_1582_in_hybrid_calendar_files_read_as_spark_reads_them(ds,
             theirs = _rows(read(path).where(q))
             assert theirs and _rows(_ours(ds, path, idx).where(q)) == theirs, (path, q)
             assert _rows(open_lake(ds, path, idx).plan(q).df) == theirs, (path, q)
-    old = str(tmp_path / "old-ts")
+    old = str(tmp_path / "old-ts")  # INT96, which datetimeRebaseModeInWrite leaves alone
     build(old, ["ts"], old + ".idx")
-    with pytest.raises(Exception, match="before 1582-10-15 in Spark's legacy calendar"):
-        _ours(ds, old, old + ".idx").collect()
+    schema = "ts timestamp"
+    assert _rows(_ours(ds, old, old + ".idx", schema=schema)) == _rows(ds.read.parquet(old))
 
 
 @pytest.mark.spark
@@ -849,3 +849,56 @@ def test_decimals_pyspark_may_have_rounded_are_not_pushed():
     assert translate(sds.EqualTo(("d",), wide)) is None
     assert translate(sds.In(("d",), (Decimal("1.5"), wide))) is None
     assert translate(sds.EqualTo(("d",), Decimal("1.5"))) is not None
+
+
+@pytest.mark.spark
+def test_legacy_calendar_timestamps_before_1900_are_never_ruled_out(ds, tmp_path):
+    """Found (Spark writers probe): Spark rebases a legacy (``LEGACY`` rebase mode) file's
+    timestamps before 1900 in the writer's time zone (Kolkata's local mean time moved
+    1899-12-31 23:59:59.999999Z by 8 min 50 s on disk), not only before 1582; and the
+    per-file ``prune`` read no legacy marker (a DATE '1200-03-01' fell outside the raw
+    statistics). Those literals may match now, the index leaves such columns
+    unindexed, the data source refuses such instants with a typed error, and
+    TIMESTAMP_NTZ, which Spark does not rebase, reads as written."""
+    from bloomskip import parquet
+    from bloomskip.expr.sql import parse
+    from bloomskip.spark import plan_read
+
+    zone = "Asia/Kolkata"
+    keys = {
+        "spark.sql.session.timeZone": zone,
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+        "spark.sql.parquet.datetimeRebaseModeInWrite": "LEGACY",
+    }
+    before = {k: ds.conf.get(k, None) for k in keys}
+    for k, v in keys.items():
+        ds.conf.set(k, v)
+    try:
+        lake, ntz = str(tmp_path / "legacy"), str(tmp_path / "ntz")
+        ds.sql(
+            "SELECT id, CASE WHEN id = 7 THEN TIMESTAMP '1900-01-01 05:21:09.999999' "
+            "ELSE TIMESTAMP '2024-01-01 00:00:00' END ts, "
+            "CASE WHEN id = 9 THEN DATE '1200-03-01' ELSE DATE '2024-01-01' END d FROM range(12)"
+        ).coalesce(1).write.option("parquet.bloom.filter.enabled", "true").parquet(lake)
+        ds.sql(
+            "SELECT 1L id, TIMESTAMP_NTZ '0001-01-01 00:00:00' n UNION ALL "
+            "SELECT 2L, TIMESTAMP_NTZ '2024-01-01 00:00:00'"
+        ).coalesce(1).write.parquet(ntz)
+        build(lake, ["ts", "d"], lake + ".idx", zone_rows=4)
+        path = next(os.path.join(lake, f) for f in os.listdir(lake) if f.endswith(".parquet"))
+        for q in ["ts = TIMESTAMP '1900-01-01 05:21:09.999999'", "d = DATE '1200-03-01'"]:
+            want = _rows(ds.read.parquet(lake).where(q))
+            assert want, q
+            expr = parse(q, dialect="spark")
+            assert all(u.may_match for u in parquet.prune(path, expr, zone=zone).units), q
+            assert _rows(plan_read(ds, lake, lake + ".idx", q).df) == want, q
+        with pytest.raises(Exception, match="timestamps before 1900 in Spark's legacy calendar"):
+            _ours(ds, lake, lake + ".idx", schema="id bigint, ts timestamp").collect()
+        build(ntz, ["n"], ntz + ".idx")
+        assert _rows(_ours(ds, ntz, ntz + ".idx")) == _rows(ds.read.parquet(ntz))
+    finally:
+        for k, v in before.items():
+            if v is None:
+                ds.conf.unset(k)
+            else:
+                ds.conf.set(k, v)

@@ -13,6 +13,7 @@ then case-insensitively when that is unambiguous.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,7 +33,14 @@ from bloomskip.expr.expressions import (
     terms,
     visit,
 )
-from bloomskip.expr.literals import NoMatch, Unknown, convert, whole_microseconds
+from bloomskip.expr.literals import (
+    Converted,
+    NoMatch,
+    Unknown,
+    Values,
+    convert,
+    whole_microseconds,
+)
 from bloomskip.expr.sql import parse
 
 
@@ -53,6 +61,10 @@ class Column:
     #: Why the name is ambiguous (two columns of a file share it, e.g. a column named
     #: ``s.a`` beside a struct ``s`` with a field ``a``): conditions on it may match.
     ambiguous: str | None = None
+    #: The day (since 1970-01-01) before which the file's values were written rebased
+    #: to Spark's legacy calendar (Spark rebases them back when it reads them): a literal
+    #: before it may match.
+    rebased_before: int | None = None
 
 
 def schema_of_columns(columns: Iterable[tuple[str, Column]]) -> dict[str, Column]:
@@ -128,6 +140,26 @@ def _ambiguous(name: str, schema: Mapping[str, Column]) -> str | None:
     return None
 
 
+def _rebased(c: Converted, t: pa.DataType, before: int) -> Converted:
+    """``c``, or "may match" when a value lies before the day ``before``, which the file
+    holds rebased from Spark's legacy calendar."""
+    if not isinstance(c, Values):
+        return c
+    if pa.types.is_date(t):
+        early = any((v - _EPOCH).days < before for v in c.values)
+    elif pa.types.is_timestamp(t):
+        per_day = 86_400 * {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[t.unit]
+        early = any(v < before * per_day for v in c.values)
+    else:
+        return c
+    if early:
+        return Unknown("before the day Spark rebases this file's legacy-calendar values from")
+    return c
+
+
+_EPOCH = dt.date(1970, 1, 1)
+
+
 class _Bind(ExpressionTransform):
     def __init__(self, schema: Mapping[str, Column], zone: str | None = None) -> None:
         self.schema, self.zone = schema, zone
@@ -162,6 +194,8 @@ class _Bind(ExpressionTransform):
             converted = [convert(lit, ref.type, self.zone) for lit in pred.literals]
             if col.microseconds:
                 converted = [whole_microseconds(c) for c in converted]
+            if col.rebased_before is not None:
+                converted = [_rebased(c, ref.type, col.rebased_before) for c in converted]
             if now is not None:
                 converted = [
                     Unknown(f"{c.reason} as indexed, but the column is now {now}")

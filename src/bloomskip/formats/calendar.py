@@ -14,6 +14,8 @@ through the Julian day number, in integers, vectorized.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 import pyarrow as pa
 
@@ -22,6 +24,9 @@ from bloomskip.formats.base import earliest_day
 
 #: 1582-10-15, the first Gregorian day: days before it are Julian in a hybrid file.
 CUTOVER_DAY = -141_427
+#: 1900-01-02: Spark rebases a legacy file's timestamps before 1900 in its time zone
+#: (local mean time offsets of the zone's history), a day of margin for the zone.
+TIMESTAMP_REBASE_DAY = -25_566
 #: The Julian day number of 1970-01-01.
 _EPOCH_JDN = 2_440_588
 
@@ -51,13 +56,13 @@ def julian_to_gregorian_days(days: np.ndarray) -> np.ndarray:
 
 
 def rebase_hybrid(
-    table: pa.Table, label: str, *, dates: bool = True, timestamps: bool = False
+    table: pa.Table, label: str, *, dates: bool = True, instants: Collection[str] = ()
 ) -> pa.Table:
     """``table``, read from a file in the hybrid calendar, as Spark reads it: its
-    top-level dates before the cutover rebased (with ``dates``). ``timestamps``: the
-    file's timestamps are hybrid too (a Spark 2 Parquet file), and one before the cutover is an
-    :class:`~bloomskip.errors.UnsupportedFileError` - Spark rebases those in a time
-    zone, which bloomskip does not reproduce."""
+    top-level dates before the cutover rebased (with ``dates``). ``instants``: timestamp
+    columns Spark rebases too (a Spark 2 Parquet file's, not TIMESTAMP_NTZ), in a time
+    zone and up to 1900, which bloomskip does not reproduce: a value before 1900 there is
+    an :class:`~bloomskip.errors.UnsupportedFileError`."""
     for i, (name, col) in enumerate(zip(table.column_names, table.columns, strict=True)):
         if dates and pa.types.is_date32(col.type):
             first = earliest_day(col)
@@ -68,15 +73,41 @@ def rebase_hybrid(
             nulls = ints.is_null().to_numpy(zero_copy_only=False)
             rebased = pa.array(julian_to_gregorian_days(days), pa.int32(), mask=nulls)
             table = table.set_column(i, table.field(i), rebased.cast(pa.date32()))
-        elif timestamps and pa.types.is_timestamp(col.type):
+        elif name in instants and pa.types.is_timestamp(col.type):
             first = earliest_day(col)
-            if first is not None and first < CUTOVER_DAY:
+            if first is not None and first < TIMESTAMP_REBASE_DAY:
                 raise UnsupportedFileError(
-                    f"{label}: column {name} holds timestamps before 1582-10-15 in Spark's "
+                    f"{label}: column {name} holds timestamps before 1900 in Spark's "
                     "legacy calendar, which bloomskip cannot read as Spark does; read this "
                     "file with Spark's own reader"
                 )
     return table
 
 
-__all__ = ["CUTOVER_DAY", "julian_to_gregorian_days", "rebase_hybrid"]
+def spark_rebased(schema: pa.Schema, int96: frozenset[str]) -> dict[str, int]:
+    """The top-level columns of a Parquet file Spark wrote in its legacy calendar that
+    Spark rebases when it reads them, with the day (since 1970) before which it does:
+    dates before 1582-10-15 (``org.apache.spark.legacyDateTime``), timestamps of instants
+    before 1900 (INT64 ones with it, INT96 ones with ``legacyINT96``; never
+    TIMESTAMP_NTZ, which Spark reads as written)."""
+    meta = schema.metadata or {}
+    dates = b"org.apache.spark.legacyDateTime" in meta
+    ints = b"org.apache.spark.legacyINT96" in meta
+    out = {}
+    for f in schema:
+        if dates and pa.types.is_date32(f.type):
+            out[f.name] = CUTOVER_DAY
+        elif pa.types.is_timestamp(f.type) and (
+            (ints and f.name in int96) or (dates and f.name not in int96 and f.type.tz)
+        ):
+            out[f.name] = TIMESTAMP_REBASE_DAY
+    return out
+
+
+__all__ = [
+    "CUTOVER_DAY",
+    "TIMESTAMP_REBASE_DAY",
+    "julian_to_gregorian_days",
+    "rebase_hybrid",
+    "spark_rebased",
+]

@@ -32,9 +32,9 @@ class ParquetReader(FileReader):
         except (OSError, pa.ArrowException) as e:
             raise CorruptFileError(f"{label}: not a readable Parquet file: {e}") from e
         self._fh, self._label = fh, label
-        meta = self._pf.schema_arrow.metadata or {}
-        self._legacy_dates = b"org.apache.spark.legacyDateTime" in meta
-        self._legacy = self._legacy_dates or b"org.apache.spark.legacyINT96" in meta
+        from bloomskip.formats.calendar import spark_rebased
+
+        self._rebased = spark_rebased(self._pf.schema_arrow, self.microsecond_columns())
         self._spark = spark_values
 
     def read(self, columns: Sequence[str]) -> pa.Table:
@@ -46,19 +46,20 @@ class ParquetReader(FileReader):
 
     def _as_spark(self, table: pa.Table) -> pa.Table:
         """With ``spark_values``, a file Spark 2 wrote in its legacy calendar as Spark
-        reads it: dates before the cutover rebased, timestamps before it refused."""
-        if not (self._spark and self._legacy):
+        reads it: dates before the cutover rebased, instants before 1900 refused."""
+        if not (self._spark and self._rebased):
             return table
-        from bloomskip.formats.calendar import rebase_hybrid
+        from bloomskip.formats.calendar import CUTOVER_DAY, rebase_hybrid
 
-        return rebase_hybrid(table, self._label, timestamps=True, dates=self._legacy_dates)
+        dates = CUTOVER_DAY in self._rebased.values()
+        instants = [n for n, day in self._rebased.items() if day != CUTOVER_DAY]
+        return rebase_hybrid(table, self._label, dates=dates, instants=instants)
 
     def doubts(self, table: pa.Table) -> dict[str, str]:
         """INT96 values pyarrow's nanoseconds cannot hold (before 1677 or after 2262: they
         wrap, and would be hashed as other instants), and dates and timestamps before the
         Gregorian cutover in a file Spark wrote in its legacy (hybrid) calendar, which
         Spark rebases when it reads them and pyarrow does not."""
-        import datetime as dt
 
         import pyarrow.parquet as pq
 
@@ -77,21 +78,16 @@ class ParquetReader(FileReader):
                     out[name] = (
                         "INT96 values beyond the years 1677-2262, which pyarrow reads wrapped"
                     )
-        meta = self._pf.schema_arrow.metadata or {}
-        if b"org.apache.spark.legacyDateTime" in meta or b"org.apache.spark.legacyINT96" in meta:
-            cutover = (dt.date(1582, 10, 16) - dt.date(1970, 1, 1)).days
-            for name in table.column_names:
-                col = table.column(name)
-                if name in out or not (
-                    pa.types.is_date32(col.type) or pa.types.is_timestamp(col.type)
-                ):
-                    continue
-                first = earliest_day(col)
-                if first is not None and first < cutover:
-                    out[name] = (
-                        "before 1582-10-16 in Spark's legacy calendar, which Spark rebases "
-                        "when it reads it"
-                    )
+        for name, before in self._rebased.items():
+            if name in out or name not in table.column_names:
+                continue
+            first = earliest_day(table.column(name))
+            if first is not None and first < before + 1:  # a day of margin for zones
+                when = "1582-10-16" if pa.types.is_date32(table.column(name).type) else "1900"
+                out[name] = (
+                    f"before {when} in Spark's legacy calendar, which Spark rebases when "
+                    "it reads it"
+                )
         return out
 
     def microsecond_columns(self) -> frozenset[str]:

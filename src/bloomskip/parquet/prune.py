@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any, BinaryIO
 
@@ -48,6 +49,7 @@ from bloomskip.parquet.filters import ColumnFilters
 from bloomskip.parquet.footer import Footer, LeafColumn
 from bloomskip.parquet.schema import BYTES, FLOAT, ColumnType, column_type
 from bloomskip.parquet.stats import Stats, decode, has_type_order, literal_key
+from bloomskip.parquet.thrift import List, Struct
 from bloomskip.prune.engine import Pruner, overall
 from bloomskip.prune.engine import probe as probe_units
 from bloomskip.prune.evidence import ColumnEvidence, Findings, Proof, Status, Unavailable
@@ -68,6 +70,27 @@ def _schema(leaves: list[LeafColumn]) -> tuple[dict[str, Column], list[ColumnTyp
         for i, t in enumerate(types)
     )
     return schema, types
+
+
+def _legacy(schema: dict[str, Column], footer: Footer, types: list[ColumnType]) -> dict:
+    """``schema``, for a file Spark wrote in its legacy calendar, with the columns Spark
+    rebases when it reads them marked (a literal before the day may match)."""
+    from bloomskip.formats.calendar import spark_rebased
+
+    kv = footer.metadata.get(5)  # key_value_metadata: list<KeyValue>
+    items = kv.items if isinstance(kv, List) else []
+    keys = {item.get(1) for item in items if isinstance(item, Struct)}
+    meta = {k: b"" for k in keys if isinstance(k, bytes)}
+    if not meta:
+        return schema
+    arrow = pa.schema(
+        [pa.field(t.name, t.arrow_type) for t in types if t.arrow_type is not None], meta
+    )
+    int96 = frozenset(t.name for t in types if t.physical_type is PhysicalType.INT96)
+    marked = spark_rebased(arrow, int96)
+    return {
+        n: replace(c, rebased_before=marked[n]) if n in marked else c for n, c in schema.items()
+    }
 
 
 def prune(
@@ -97,6 +120,7 @@ def prune(
         else:
             source = open_chunks(fh, name, decryption=decryption)
         schema, types = _schema(source.leaves)
+        schema = _legacy(schema, source.footer, types)
         bound = bind(predicate, schema, zone)
         file = _File(fh, source, types, frozenset(stages))
         rows = source.num_rows
