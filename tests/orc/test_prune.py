@@ -1180,3 +1180,31 @@ def test_writer_ids_versions_and_bloom_encodings(tmp_path):
     for column, sql in lookups_.items():
         unit = prune(str(path), sql).units[0]
         assert unit.may_match and "bloom_encoding 0" in unit.reason, (column, unit)
+
+
+def test_timestamps_spark_reads_in_its_jvm_s_zone_may_match_at_any_offset(tmp_path):
+    """Found (Spark writers probe): Spark reads an ORC TIMESTAMP - a wall clock - as an
+    instant in its JVM's default time zone, which need not be the session's or UTC: a
+    JVM in New York reads the stored 2023-12-31 19:00 as 2024-01-01 00:00 UTC, and
+    ``ts = TIMESTAMP '2024-01-01 00:00:00'`` in a UTC session matches it. With a session
+    zone, such a literal now probes its instant's wall clock at every offset (prune, the
+    zone index); without one, a wall clock is compared as written."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.orc as po
+
+    from bloomskip import index, orc
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    walls = [dt.datetime(2023, 12, 31, 19) + dt.timedelta(days=30 * i) for i in range(3)]
+    po.write_table(pa.table({"ts": walls}), lake / "a.orc", bloom_filter_columns=[1])
+    index.build(str(lake), ["ts"], str(tmp_path / "idx"))
+    ix = index.open(str(tmp_path / "idx"))
+    q = "ts = TIMESTAMP '2024-01-01 00:00:00'"
+    for zone in ("UTC", "Asia/Tokyo"):
+        assert [u.may_match for u in orc.prune(lake / "a.orc", q, zone=zone).units] == [True]
+        assert ix.query(q, zone=zone).files, zone
+    assert [u.may_match for u in orc.prune(lake / "a.orc", q).units] == [False]
+    assert not ix.query(q).files  # DuckDB's reading: the wall clock as written

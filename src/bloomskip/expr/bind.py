@@ -65,6 +65,9 @@ class Column:
     #: to Spark's legacy calendar (Spark rebases them back when it reads them): a literal
     #: before it may match.
     rebased_before: int | None = None
+    #: Wall clocks (a timestamp without a zone) that Spark reads as instants in its
+    #: JVM's default time zone (ORC's TIMESTAMP): with a session zone, every offset.
+    jvm_clock: bool = False
 
 
 def schema_of_columns(columns: Iterable[tuple[str, Column]]) -> dict[str, Column]:
@@ -191,7 +194,9 @@ class _Bind(ExpressionTransform):
         if isinstance(bound, LiteralPredicate):
             col = self.schema[ref.name]
             now = col.widened_to
-            converted = [convert(lit, ref.type, self.zone) for lit in pred.literals]
+            converted = [
+                convert(lit, ref.type, self.zone, any_clock=col.jvm_clock) for lit in pred.literals
+            ]
             if col.microseconds:
                 converted = [whole_microseconds(c) for c in converted]
             if col.rebased_before is not None:

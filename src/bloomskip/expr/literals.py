@@ -87,11 +87,16 @@ class Unknown:
 Converted = Values | NoMatch | Unknown
 
 
-def convert(lit: Literal, t: pa.DataType | None, zone: str | None = None) -> Converted:
+def convert(
+    lit: Literal, t: pa.DataType | None, zone: str | None = None, *, any_clock: bool = False
+) -> Converted:
     """What values of Arrow type ``t`` the literal can equal. ``zone``: the time zone a
     date or timestamp without an offset names a wall clock of, against a column of
     instants (Spark's session time zone); None: UTC, and this machine's zone when that
-    is another (DuckDB and Spark sessions default to it: a literal in doubt probes both)."""
+    is another (DuckDB and Spark sessions default to it: a literal in doubt probes both).
+    ``any_clock``: with a ``zone``, the column (timestamps without a zone) holds wall
+    clocks Spark reads as instants in its JVM's default time zone, which may be any
+    (ORC's TIMESTAMP): the instant's wall clock at every offset is probed."""
     if lit.kind == "null":
         return NoMatch("a comparison with NULL is never true (use IS NULL)")
     if t is None:
@@ -108,8 +113,11 @@ def convert(lit: Literal, t: pa.DataType | None, zone: str | None = None) -> Con
                 return _timestamp(lit, t, zone)
             # A column without a zone is a wall clock to Parquet's readers (Spark's
             # TIMESTAMP_NTZ), but Spark reads an ORC TIMESTAMP as an instant (its wall
-            # clock taken as UTC): both readings.
-            return _either(_timestamp(lit, t), _timestamp(lit, pa.timestamp(t.unit, "UTC"), zone))
+            # clock taken in the JVM's default time zone, UTC on most clusters).
+            instant = _timestamp(lit, pa.timestamp(t.unit, "UTC"), zone)
+            if any_clock:
+                instant = _at_every_offset(instant, t.unit)
+            return _either(_timestamp(lit, t), instant)
         if pa.types.is_date(t):
             return _date(lit, zone)
         return _convert(lit, t)
@@ -515,6 +523,21 @@ def time_zone(zone: str) -> dt.tzinfo | None:
         return zoneinfo.ZoneInfo(zone.strip())
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
         return None
+
+
+#: Every UTC offset a time zone has had or has, in quarter hours: -12:00 to +14:00.
+_OFFSETS = range(-48, 57)
+
+
+def _at_every_offset(c: Converted, unit: str) -> Converted:
+    """The wall clocks of instants ``c`` (in ``unit``) at every UTC offset."""
+    if not isinstance(c, Values):
+        return c
+    quarter = 900 * _UNIT_PER_SECOND[unit]
+    values = sorted({v + k * quarter for v in c.values for k in _OFFSETS})
+    if not all(-(2**63) <= v < 2**63 for v in values):
+        return Unknown("outside the 64-bit range at some time zone's offset")
+    return Values(tuple(values), exact=False)
 
 
 def _either(a: Converted, b: Converted) -> Converted:

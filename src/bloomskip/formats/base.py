@@ -60,6 +60,11 @@ class FileReader(ABC):
         nanoseconds (Parquet INT96: DuckDB and Spark drop the nanoseconds below)."""
         return frozenset()
 
+    def jvm_clock_columns(self) -> frozenset[str]:
+        """Top-level columns of wall clocks that Spark reads as instants in its JVM's
+        default time zone (ORC's TIMESTAMP)."""
+        return frozenset()
+
 
 class FileFormat(ABC):
     """A file format: recognised by its first bytes, read through :class:`FileReader`."""
@@ -118,6 +123,9 @@ class FileFormat(ABC):
 #: and Impala, which pyarrow reads as a timestamp without a time zone), in an index's
 #: schema of a lake.
 INT96_KEY = b"bloomskip.int96"
+#: Field metadata of a column an ORC file stores as TIMESTAMP: wall clocks, which Spark
+#: reads as instants in its JVM's default time zone.
+JVM_CLOCK_KEY = b"bloomskip.jvm_clock"
 
 
 _PER_DAY = {"s": 86_400, "ms": 86_400 * 10**3, "us": 86_400 * 10**6, "ns": 86_400 * 10**9}

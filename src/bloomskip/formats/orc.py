@@ -23,11 +23,14 @@ class OrcReader(FileReader):
 
         from bloomskip.orc.file import read_orc
         from bloomskip.orc.trust import PROLEPTIC_GREGORIAN
-        from bloomskip.orc.types import CHAR
+        from bloomskip.orc.types import CHAR, TIMESTAMP
 
         orc = read_orc(fh, name=label)
         stripes = [s.num_rows for s in orc.stripes]
         self._padded = frozenset(c.name for c in orc.columns if c.kind == CHAR and c.path)
+        self._clocks = frozenset(
+            c.name for c in orc.columns if c.kind == TIMESTAMP and len(c.path) == 1
+        )
         self._hybrid = orc.writer.calendar != PROLEPTIC_GREGORIAN
         self._spark, self._label = spark_values, label
         fh.seek(0)
@@ -75,6 +78,9 @@ class OrcReader(FileReader):
                         "which readers rebase differently"
                     )
         return out
+
+    def jvm_clock_columns(self) -> frozenset[str]:
+        return self._clocks
 
     def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
         stripe = self._of.read_stripe(unit, columns=list(columns))

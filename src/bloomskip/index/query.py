@@ -51,6 +51,7 @@ from bloomskip.errors import CorruptFileError, InvalidParameterError, SourceErro
 from bloomskip.expr.bind import Column, bind, without_unknown
 from bloomskip.expr.expressions import Expression, terms
 from bloomskip.expr.sql import parse
+from bloomskip.formats.base import JVM_CLOCK_KEY
 from bloomskip.index import params, serving, store
 from bloomskip.index.decide import Decided, decide, evaluate
 from bloomskip.index.known import KnownValues
@@ -298,10 +299,16 @@ class ZoneIndex:
         out = {}
         for f in self.manifest.schema:
             col = self.columns.get(f.name)
+            clock = JVM_CLOCK_KEY in (f.metadata or {})  # an ORC TIMESTAMP
             out[f.name] = (
-                Column(f.type, f.name)
+                Column(f.type, f.name, jvm_clock=clock)
                 if col is None
-                else Column(col.arrow_type, f.name, microseconds=col.read_at_microseconds)
+                else Column(
+                    col.arrow_type,
+                    f.name,
+                    microseconds=col.read_at_microseconds,
+                    jvm_clock=clock,
+                )
             )
         return out
 

@@ -89,7 +89,9 @@ def schema_of(orc: OrcFile) -> tuple[dict[str, Column], list[OrcColumn]]:
             ancestors = (*parent.ancestors, parent.id) if parent.id != 0 else ()
         arrow_type, orc_type, ntz = _types(c)
         infos.append(OrcColumn(c.id, c.name, c.kind, arrow_type, orc_type, ancestors, nested, ntz))
-    schema = schema_of_columns((i.name, Column(i.arrow_type, i.id)) for i in infos[1:])
+    schema = schema_of_columns(
+        (i.name, Column(i.arrow_type, i.id, jvm_clock=i.kind == TIMESTAMP)) for i in infos[1:]
+    )
     return schema, infos
 
 

@@ -33,7 +33,7 @@ from bloomskip.errors import (
     SourceChangedError,
     SourceError,
 )
-from bloomskip.formats.base import INT96_KEY
+from bloomskip.formats.base import INT96_KEY, JVM_CLOCK_KEY
 from bloomskip.hashing.arrow import PhysicalSpec
 from bloomskip.objstore import (
     PYARROW_TO_URL,
@@ -324,7 +324,7 @@ class FileSource(Source):
             try:
                 with self.open(f.path) as fh:
                     r = self.reader(fh, f.path)
-                    return _mark_int96(r.schema, r.microsecond_columns())
+                    return _mark(r.schema, r)
             except (OSError, pa.ArrowException, BloomskipError) as e:
                 errors.append(f"{f.path}: {e}")
         detail = f" ({'; '.join(errors[:3])})" if errors else ""
@@ -339,7 +339,7 @@ class FileSource(Source):
             try:
                 with self.open(f.path) as fh:
                     r = self.reader(fh, f.path)
-                    schema = _mark_int96(r.schema, r.microsecond_columns())
+                    schema = _mark(r.schema, r)
             except (OSError, pa.ArrowException, BloomskipError):
                 continue
             i = schema.get_field_index(name)
@@ -361,10 +361,14 @@ class FileSource(Source):
         return None
 
 
-def _mark_int96(schema: pa.Schema, names: frozenset[str]) -> pa.Schema:
+def _mark(schema: pa.Schema, r: formats.FileReader) -> pa.Schema:
+    """``schema`` (of ``r``'s file) with its INT96 and JVM-clock columns marked."""
+    int96, clocks = r.microsecond_columns(), r.jvm_clock_columns()
     for i, f in enumerate(schema):
-        if f.name in names:
-            schema = schema.set(i, f.with_metadata({**(f.metadata or {}), INT96_KEY: b"true"}))
+        keys = {INT96_KEY: b"true"} if f.name in int96 else {}
+        keys |= {JVM_CLOCK_KEY: b"true"} if f.name in clocks else {}
+        if keys:
+            schema = schema.set(i, f.with_metadata({**(f.metadata or {}), **keys}))
     return schema
 
 
