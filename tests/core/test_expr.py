@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import math
 from decimal import Decimal
@@ -416,22 +417,28 @@ def test_without_a_zone_both_utc_and_this_machine_s_zone_are_probed():
     """DuckDB and Spark default to the machine's time zone: on a machine in New York,
     ``ts = TIMESTAMP '2024-01-01 10:00:00'`` is 15:00 UTC there. Without a zone bloomskip
     reads the literal both as UTC (its documented rule) and in the machine's zone."""
-    import os
-    import time
-
     t = pa.timestamp("us", tz="UTC")
     ts = Literal("timestamp", "2024-01-01 10:00:00")
     us, hour = 1704103200 * 10**6, 3600 * 10**6
-    before = os.environ.get("TZ")
-    try:
-        os.environ["TZ"] = "America/New_York"
-        time.tzset()
+    with _machine_zone("America/New_York"):
         assert convert(ts, t) == Values((us, us + 5 * hour), exact=False)
         assert convert(ts, t, "UTC") == Values((us,))  # a zone given: that zone only
         assert convert(ts, pa.timestamp("us")) == Values((us,))  # wall clocks: unchanged
-        os.environ["TZ"] = "UTC"
-        time.tzset()
+    with _machine_zone("UTC"):
         assert convert(ts, t) == Values((us,))  # a machine on UTC: one reading
+
+
+@contextlib.contextmanager
+def _machine_zone(zone: str):
+    """This process in ``zone`` (``TZ``), as it was afterwards."""
+    import os
+    import time
+
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        yield
     finally:
         if before is None:
             os.environ.pop("TZ", None)
@@ -445,9 +452,6 @@ def test_a_date_equals_a_timestamp_at_its_day_s_first_instant_in_the_session_zon
     first instant of the date's day in the session zone; in Sao Paulo 2018-11-04 starts
     at 01:00 (daylight saving skipped midnight), so ``TIMESTAMP '2018-11-04 01:00:00'``
     equals that date there. bloomskip said no date equals a time not at midnight."""
-    import os
-    import time
-
     gap = Literal("timestamp", "2018-11-04 01:00:00")
     assert isinstance(convert(gap, pa.date32(), "America/Sao_Paulo"), Unknown)
     assert isinstance(convert(gap, pa.date32(), "Nowhere/Else"), Unknown)
@@ -456,17 +460,7 @@ def test_a_date_equals_a_timestamp_at_its_day_s_first_instant_in_the_session_zon
     assert isinstance(convert(later, pa.date32(), "America/Sao_Paulo"), NoMatch)
     midnight = Literal("timestamp", "2018-11-05 00:00:00")
     assert convert(midnight, pa.date32(), "America/Sao_Paulo") == Values((dt.date(2018, 11, 5),))
-    before = os.environ.get("TZ")
-    try:  # without a zone, this machine's is probed too
-        os.environ["TZ"] = "America/Sao_Paulo"
-        time.tzset()
+    with _machine_zone("America/Sao_Paulo"):  # without a zone, this machine's is probed
         assert isinstance(convert(gap, pa.date32()), Unknown)
-        os.environ["TZ"] = "UTC"
-        time.tzset()
+    with _machine_zone("UTC"):
         assert isinstance(convert(gap, pa.date32()), NoMatch)
-    finally:
-        if before is None:
-            os.environ.pop("TZ", None)
-        else:
-            os.environ["TZ"] = before
-        time.tzset()
