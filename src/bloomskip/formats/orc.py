@@ -13,6 +13,7 @@ import pyarrow as pa
 from bloomskip.errors import CorruptFileError, UnsupportedFileError
 from bloomskip.expr.bind import Column
 from bloomskip.formats.base import FileFormat, FileReader, earliest_day
+from bloomskip.formats.calendar import rebase_hybrid
 
 
 class OrcReader(FileReader):
@@ -41,9 +42,9 @@ class OrcReader(FileReader):
             raise CorruptFileError(f"{label}: not a readable ORC file: {e}") from e
 
     def read(self, columns: Sequence[str]) -> pa.Table:
-        return self._as_spark(self._of.read(columns=list(columns)), columns)
+        return self._checked(self._of.read(columns=list(columns)), columns)
 
-    def _as_spark(self, table: pa.Table, columns: Sequence[str]) -> pa.Table:
+    def _checked(self, table: pa.Table, columns: Sequence[str]) -> pa.Table:
         """``table`` as read for ``columns``, checked: pyarrow's ORC reader takes a name
         for a path, and for ``s.a`` may return a struct ``s`` (beside a column named
         ``s.a``). With ``spark_values``, dates of a hybrid-calendar file as Spark reads them
@@ -55,8 +56,6 @@ class OrcReader(FileReader):
             )
         if not (self._spark and self._hybrid):
             return table
-        from bloomskip.formats.calendar import rebase_hybrid
-
         return rebase_hybrid(table, self._label)
 
     def doubts(self, table: pa.Table) -> dict[str, str]:
@@ -84,7 +83,7 @@ class OrcReader(FileReader):
 
     def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
         stripe = self._of.read_stripe(unit, columns=list(columns))
-        return self._as_spark(pa.Table.from_batches([stripe]), columns)
+        return self._checked(pa.Table.from_batches([stripe]), columns)
 
 
 class OrcFormat(FileFormat):

@@ -14,6 +14,7 @@ import pyarrow as pa
 from bloomskip.errors import CorruptFileError
 from bloomskip.expr.bind import Column
 from bloomskip.formats.base import FileFormat, FileReader, earliest_day
+from bloomskip.formats.calendar import CUTOVER_DAY, rebase_hybrid, spark_rebased
 from bloomskip.hashing.arrow import PhysicalSpec
 
 
@@ -32,8 +33,6 @@ class ParquetReader(FileReader):
         except (OSError, pa.ArrowException) as e:
             raise CorruptFileError(f"{label}: not a readable Parquet file: {e}") from e
         self._fh, self._label = fh, label
-        from bloomskip.formats.calendar import spark_rebased
-
         self._rebased = spark_rebased(self._pf.schema_arrow, self.microsecond_columns())
         self._spark = spark_values
 
@@ -49,8 +48,6 @@ class ParquetReader(FileReader):
         reads it: dates before the cutover rebased, instants before 1900 refused."""
         if not (self._spark and self._rebased):
             return table
-        from bloomskip.formats.calendar import CUTOVER_DAY, rebase_hybrid
-
         dates = CUTOVER_DAY in self._rebased.values()
         instants = [n for n, day in self._rebased.items() if day != CUTOVER_DAY]
         return rebase_hybrid(table, self._label, dates=dates, instants=instants)
@@ -58,9 +55,8 @@ class ParquetReader(FileReader):
     def doubts(self, table: pa.Table) -> dict[str, str]:
         """INT96 values pyarrow's nanoseconds cannot hold (before 1677 or after 2262: they
         wrap, and would be hashed as other instants), and dates and timestamps before the
-        Gregorian cutover in a file Spark wrote in its legacy (hybrid) calendar, which
-        Spark rebases when it reads them and pyarrow does not."""
-
+        Gregorian cutover, and instants before 1900, in a file Spark wrote in its legacy
+        (hybrid) calendar, which Spark rebases when it reads them and pyarrow does not."""
         import pyarrow.parquet as pq
 
         out: dict[str, str] = {}

@@ -72,7 +72,9 @@ def _schema(leaves: list[LeafColumn]) -> tuple[dict[str, Column], list[ColumnTyp
     return schema, types
 
 
-def _legacy(schema: dict[str, Column], footer: Footer, types: list[ColumnType]) -> dict:
+def _legacy(
+    schema: dict[str, Column], footer: Footer, types: list[ColumnType]
+) -> dict[str, Column]:
     """``schema``, for a file Spark wrote in its legacy calendar, with the columns Spark
     rebases when it reads them marked (a literal before the day may match)."""
     from bloomskip.formats.calendar import spark_rebased

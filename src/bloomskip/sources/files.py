@@ -317,8 +317,8 @@ class FileSource(Source):
         return frozenset(k.casefold() for k, _ in hive_pairs(path))
 
     def arrow_schema(self, listing: Sequence[SourceFile]) -> pa.Schema:
-        """The schema of the first readable file; its INT96 columns are marked
-        (:data:`~bloomskip.formats.base.INT96_KEY`)."""
+        """The schema of the first readable file; its INT96 and ORC TIMESTAMP columns are
+        marked (:data:`~bloomskip.formats.base.INT96_KEY`, ``JVM_CLOCK_KEY``)."""
         errors = []
         for f in listing[:_PROBE_FILES]:
             try:

@@ -214,8 +214,9 @@ def _cast(arr: pa.Array, t: pa.DataType, what: str) -> pa.Array:
     # Timestamps finer than Spark's microseconds are truncated (the reader never pushes
     # equality on them); every other cast must be exact.
     safe = not (pa.types.is_timestamp(arr.type) and pa.types.is_timestamp(t))
-    if pa.types.is_timestamp(arr.type) and pa.types.is_date(t):  # pyarrow drops the time
-        raise UnsupportedTypeError(  # of day even when "safe"; Spark refuses the file
+    if pa.types.is_timestamp(arr.type) and pa.types.is_date(t):
+        # pyarrow's "safe" cast drops the time of day; Spark refuses such a file
+        raise UnsupportedTypeError(
             f"{what}: {arr.type} does not convert to {t} (the time of day would be lost)"
         )
     try:
