@@ -1208,3 +1208,5 @@ def test_timestamps_spark_reads_in_its_jvm_s_zone_may_match_at_any_offset(tmp_pa
         assert ix.query(q, zone=zone).files, zone
     assert [u.may_match for u in orc.prune(lake / "a.orc", q).units] == [False]
     assert not ix.query(q).files  # DuckDB's reading: the wall clock as written
+    old = "ts = TIMESTAMP '1900-01-01 00:00:00'"  # local mean time: offsets of any minute
+    assert [u.may_match for u in orc.prune(lake / "a.orc", old, zone="UTC").units] == [True]

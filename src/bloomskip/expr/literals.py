@@ -525,14 +525,18 @@ def time_zone(zone: str) -> dt.tzinfo | None:
         return None
 
 
-#: Every UTC offset a time zone has had or has, in quarter hours: -12:00 to +14:00.
+#: Every UTC offset time zones have used since 1973, in quarter hours: -12:00 to +14:00
+#: (before, some had others: local mean time, Liberia's -0:44:30 until 1972).
 _OFFSETS = range(-48, 57)
+_QUARTER_HOURS_SINCE = 94_694_400  # 1973-01-01, in seconds
 
 
 def _at_every_offset(c: Converted, unit: str) -> Converted:
     """The wall clocks of instants ``c`` (in ``unit``) at every UTC offset."""
     if not isinstance(c, Values):
         return c
+    if any(v < _QUARTER_HOURS_SINCE * _UNIT_PER_SECOND[unit] for v in c.values):
+        return Unknown("before 1973 a time zone's offset may be any, not quarter hours")
     quarter = 900 * _UNIT_PER_SECOND[unit]
     values = sorted({v + k * quarter for v in c.values for k in _OFFSETS})
     if not all(-(2**63) <= v < 2**63 for v in values):
