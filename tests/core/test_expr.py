@@ -464,3 +464,15 @@ def test_a_date_equals_a_timestamp_at_its_day_s_first_instant_in_the_session_zon
         assert isinstance(convert(gap, pa.date32()), Unknown)
     with _machine_zone("UTC"):
         assert isinstance(convert(gap, pa.date32()), NoMatch)
+
+
+def test_spark_literal_suffixes_get_a_way_out():
+    """Found (tables probe): ``ZoneIndex.query("id = 5L")`` said "'id = 5 AS L' is a
+    statement": 5L is Spark's BIGINT literal, which the generic SQL reads as an alias.
+    The error now says so; Spark's SQL (``dialect="spark"``, as ``plan_read`` and the
+    data source read) takes them."""
+    for q in ["id = 5L", "id IN (5L, 6L)", "x = 0.25BD"]:
+        with pytest.raises(PredicateError, match=r"Spark.s literal suffixes, 5L or 1\.5D"):
+            parse(q)
+    assert str(parse("id = 5L", dialect="spark")) == "id = 5"
+    assert str(parse("s = '5L'")) == "s = '5L'"

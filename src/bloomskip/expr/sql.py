@@ -73,6 +73,21 @@ def parse(text: str, dialect: str = DIALECT) -> Expression:
     if not isinstance(text, str) or not text.strip():
         raise PredicateError("the predicate is empty; write e.g. \"user_id = 'u1'\"")
     try:
+        return _parse(text, dialect)
+    except PredicateError as e:
+        if dialect != "spark" and _SPARK_SUFFIX.search(text):
+            raise PredicateError(
+                f"{e} (Spark's literal suffixes, 5L or 1.5D, are not SQL here: write 5, 1.5)"
+            ) from None
+        raise
+
+
+#: A number with one of Spark's type suffixes (5L, 5S, 5Y, 1.5D, 1.5F, 1.5BD).
+_SPARK_SUFFIX = re.compile(r"(?<![\w.'\"])\d+(?:\.\d*)?(?:[eE][+-]?\d+)?(?:BD|[LSYDF])\b", re.I)
+
+
+def _parse(text: str, dialect: str) -> Expression:
+    try:
         tree = sqlglot.parse_one(text, dialect=dialect)
         if tree is None:
             raise PredicateError(f"cannot parse predicate {text!r}")
