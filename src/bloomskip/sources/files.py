@@ -294,8 +294,10 @@ class FileSource(Source):
                     raise SourceChangedError("changed while it was being indexed") from None
                 raise
             present = [n for n in names if n in r.schema.names]
-            table = r.read(present or r.schema.names[:1])
-            table = table.select(present)  # none: the row count alone
+            if present:
+                table = r.read(present)
+            else:  # none: the row count alone, as the footer says (what groups add up to)
+                table = pa.table({"rows": pa.nulls(r.num_rows)}).select([])
             doubts = dict(r.doubts(table))  # may read the file again
             for n in names:
                 if n not in present:  # readers see nulls, or a column of another case
