@@ -3,6 +3,8 @@ row for row, and a slab job places every source's blocks where the plan says."""
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -153,3 +155,83 @@ def test_a_damaged_part_fails_the_slab_read_in_place(tmp_path):
     path.write_bytes(bytes(raw[: part.size - 100]))
     with pytest.raises(CorruptFileError):
         short.rows_into(storage, 0, 0, 4, out)
+
+
+def _sparse_parts(tmp_path, zone_counts, blocks=8, seed=9):
+    """Parts whose filters are a quarter ones, as Lance's defaults make them: their
+    pieces compress."""
+    rng = np.random.default_rng(seed)
+    storage = open_storage(str(tmp_path / "ix"))
+    parts = []
+    for i, zones in enumerate(zone_counts):
+        bits = rng.random((zones * blocks * 32, 8)) < 0.22
+        data = np.packbits(bits, axis=1).reshape(-1)
+        offsets = np.arange(zones + 1, dtype=np.int64) * blocks * 32
+        rel = f"columns/0-x/q{i}.blocks"
+        _, classes, size = partfile.write_part(storage, rel, data, offsets)
+        parts.append((partfile.Part(rel, tuple(classes), size), data.reshape(zones, blocks, 32)))
+    return storage, parts
+
+
+def test_a_slab_of_parts_is_their_pieces_back_to_back_and_decodes_to_the_rows(tmp_path):
+    storage, parts = _sparse_parts(tmp_path, (300, 700, 60, 400))
+    count, at, sources = 1460, 0, []
+    for part, zones in parts:
+        sources.append((part, 0, np.arange(at, at + zones.shape[0])))
+        at += zones.shape[0]
+    job = serving.SlabJob("columns/0-x/s.c0-0.slab", 8, count, 2, 6, tuple(sources))
+    ends = serving.build_slab(storage, job)
+    data = storage.read(job.rel)
+    want = np.concatenate([z for _, z in parts])[:, 2:6, :].transpose(1, 0, 2)
+    start = 0
+    for r in range(4):
+        frame = data[start : int(ends[0, r])]
+        pieces = b"".join(bytes(p.pieces(storage, 0, 2 + r, 3 + r)[0]) for p, _ in parts)
+        assert frame == pieces and len(frame) < count * 32  # copied, not made again
+        assert zlib.crc32(frame) == int(ends[1, r])
+        assert np.array_equal(serving.decode_row(frame, count, "t"), want[r])
+        start = int(ends[0, r])
+
+
+def test_pieces_that_would_not_be_smaller_than_their_row_are_stored_as_is(tmp_path):
+    storage, parts = _two_parts(tmp_path)  # random bytes: zstd cannot shrink them
+    sources = ((parts[0][0], 0, np.arange(0, 3)), (parts[1][0], 0, np.arange(3, 8)))
+    job = serving.SlabJob("columns/0-x/s.c0-0.slab", 4, 8, 0, 4, sources)
+    ends = serving.build_slab(storage, job)
+    assert np.array_equal(ends[0], np.arange(1, 5, dtype=np.uint64) * 8 * 32)
+    data = storage.read(job.rel)
+    want = np.concatenate([parts[0][1], parts[1][1]]).transpose(1, 0, 2)
+    assert data == want.tobytes()
+
+
+def test_a_slab_gathers_rows_when_parts_do_not_tile_its_zones_in_order(tmp_path):
+    storage, parts = _sparse_parts(tmp_path, (3, 4))
+    sources = ((parts[0][0], 0, np.array([0, 1, -1])), (parts[1][0], 0, np.arange(2, 6)))
+    job = serving.SlabJob("columns/0-x/s.c0-0.slab", 8, 6, 0, 8, sources)
+    ends = serving.build_slab(storage, job)
+    data = storage.read(job.rel)
+    both = np.concatenate([parts[0][1][:2], parts[1][1]]).transpose(1, 0, 2)
+    start = 0
+    for r in range(8):
+        assert np.array_equal(serving.decode_row(data[start : int(ends[0, r])], 6, "t"), both[r])
+        start = int(ends[0, r])
+
+
+@pytest.mark.parametrize("where", ["piece", "ends", "checksums"])
+def test_a_damaged_part_fails_the_slab_that_copies_its_pieces(tmp_path, where):
+    from bloomskip.errors import CorruptFileError
+
+    storage, parts = _sparse_parts(tmp_path, (3, 4))
+    part = parts[1][0]
+    header, _ = partfile.read_header(storage, part.rel, partfile.PART_MAGIC, part.size)
+    section = {"piece": "c0", "ends": "e0", "checksums": "k0"}[where]
+    off, length = header["sections"][section]
+    path = tmp_path / "ix" / part.rel
+    raw = bytearray(path.read_bytes())
+    raw[off + length // 2] ^= 0x40
+    path.write_bytes(bytes(raw))
+    sources = ((parts[0][0], 0, np.arange(0, 3)), (part, 0, np.arange(3, 7)))
+    job = serving.SlabJob("columns/0-x/s.c0-0.slab", 8, 7, 0, 8, sources)
+    with pytest.raises(CorruptFileError, match=part.rel.split("/")[-1]):
+        serving.build_slab(storage, job)
+    assert not (tmp_path / "ix" / job.rel).exists()

@@ -1,16 +1,24 @@
 """Serving parts (``<uuid>.blocks``): what one indexing task writes of a column's zone
-filters, block-major per size class, for the slab jobs to gather (:mod:`.serving`).
+filters, block-major per size class and already compressed, for the slab jobs to gather
+(:mod:`.serving`).
 
 ``magic | u32 header length | header JSON | sections`` (each 8-byte aligned); the header
 holds the zone count, the classes (``blocks``, ``count``) and each section's ``[offset,
-length]``. Section ``c<i>`` is class ``i``'s matrix: block row ``b`` (block ``b`` of
-every zone of the class, ``count * 32`` bytes) after row ``b - 1``; section ``k<i>`` holds
-one CRC-32 per block row, seeded with the part's name and the row's place
-(:func:`.integrity.seed`). A part is written by one process and read by others (Spark
-tasks, possibly on other machines, through an object store): a slab job checks each row
-it reads, so a part damaged in between fails the build instead of becoming slabs whose
-own checksums would vouch for wrong filters. Parts live only for one build (orphans go
-with :func:`~.store.vacuum`), so their format changes freely.
+length]``. Section ``c<i>`` holds class ``i``'s block rows, each a *piece*: one zstd frame
+of the row's ``count * 32`` bytes (block ``b`` of every zone of the class), row ``b``
+after row ``b - 1``; section ``e<i>`` where each piece ends in ``c<i>`` (u64), and section
+``k<i>`` one CRC-32 per piece, seeded with the part's name and the row's place
+(:func:`.integrity.seed`).
+
+Pieces are zstd frames so that a slab's block row can be the pieces of consecutive parts
+back to back - a zstd stream of several frames decodes to their contents in order - and a
+slab job only copies them, instead of decompressing, gathering and compressing again
+(which costs a build more than all the tasks' compression). A part is written by one
+process and read by others (Spark tasks, possibly on other machines, through an object
+store): a slab job checks each piece it reads, so a part damaged in between fails the
+build instead of becoming slabs whose own checksums would vouch for wrong filters. Parts
+live only for one build (orphans go with :func:`~.store.vacuum`), so their format changes
+freely.
 """
 
 from __future__ import annotations
@@ -31,12 +39,14 @@ from bloomskip.index.serving import (
     NO_CLASS,
     _align,
     _classes,
+    _compress,
     _int,
+    decompress,
     parse_header,
 )
 from bloomskip.index.storage import Storage
 
-PART_MAGIC = b"BSKPART2"
+PART_MAGIC = b"BSKPART3"
 
 
 def write_part(
@@ -63,17 +73,25 @@ def write_part(
         "zones": int(sizes.shape[0]),
         "classes": [{"blocks": b, "count": n} for b, n in listed],
     }
+    pieces: list[list[bytes]] = []
     lengths = {}
-    for i, (blocks, n) in enumerate(listed):
-        lengths[f"c{i}"], lengths[f"k{i}"] = blocks * n * 32, blocks * 4
-    out, at = _layout(PART_MAGIC, header, lengths)
     for i, (blocks, members) in enumerate(classes.items()):
-        off = at[f"c{i}"][0]
-        m = out[off : off + blocks * len(members) * 32].reshape(blocks, len(members), 32)
+        m = np.empty((blocks, len(members), 32), np.uint8)
         _fill_class(m, data, offsets, members, blocks)
-        sums = out[at[f"k{i}"][0] : at[f"k{i}"][0] + blocks * 4].view("<u4")
-        sums[:] = [_crc(m[b], rel, i, b) for b in range(blocks)]
-    storage.write(rel, memoryview(out), durable=False)  # read back once, row CRCs checked
+        rows = [_compress(m[b]) for b in range(blocks)]  # each row contiguous: no copy
+        pieces.append(rows)
+        lengths[f"c{i}"] = sum(len(r) for r in rows)
+        lengths[f"e{i}"], lengths[f"k{i}"] = blocks * 8, blocks * 4
+    out, at = _layout(PART_MAGIC, header, lengths)
+    for i, rows in enumerate(pieces):
+        off = at[f"c{i}"][0]
+        ends = np.cumsum([len(r) for r in rows], dtype=np.uint64)
+        for r, end in zip(rows, ends.tolist(), strict=True):
+            out[off + end - len(r) : off + end] = np.frombuffer(r, np.uint8)
+        out[at[f"e{i}"][0] : at[f"e{i}"][0] + len(rows) * 8].view("<u8")[:] = ends
+        sums = out[at[f"k{i}"][0] : at[f"k{i}"][0] + len(rows) * 4].view("<u4")
+        sums[:] = [_crc(r, rel, i, b) for b, r in enumerate(rows)]
+    storage.write(rel, memoryview(out), durable=False)  # read back once, CRCs checked
     return zone_class, listed, int(out.shape[0])
 
 
@@ -113,35 +131,63 @@ class Part:
         return out
 
     def rows_into(self, storage: Storage, cls: int, b0: int, b1: int, out: np.ndarray) -> None:
-        """:meth:`rows` read straight into ``out``, ``(b1 - b0, count, 32)`` uint8 whose
-        rows are each contiguous (a slab's columns for this part's zones): one read
-        for all the rows, no copy (:meth:`~.storage.Storage.read_into`)."""
+        """:meth:`rows` decompressed into ``out``, ``(b1 - b0, count, 32)`` uint8 (a
+        slab's columns for this part's zones)."""
+        count = self.classes[cls][1] if 0 <= cls < len(self.classes) else 0
+        if out.shape != (b1 - b0, count, 32) or out.dtype != np.uint8:
+            raise ValueError(f"rows of {count} blocks into an array of shape {out.shape}")
+        label = storage.label(self.rel)
+        for r, piece in enumerate(self.pieces(storage, cls, b0, b1)):
+            row = decompress(piece, count * 32, label, "a block row")
+            out[r] = np.frombuffer(row, np.uint8).reshape(count, 32)
+
+    def pieces(self, storage: Storage, cls: int, b0: int, b1: int) -> list[memoryview]:
+        """The pieces of block rows ``[b0, b1)`` of class ``cls`` (zstd frames), each
+        checked against its CRC-32: one read of the ends and checksums, one of the
+        pieces."""
         header, _ = read_header(storage, self.rel, PART_MAGIC, self.size)
         label = storage.label(self.rel)
         zones = _int(header, "zones", label, 0, self.size)
         classes = _classes(header, label, zones)
         if [(c["blocks"], c["count"]) for c in classes] != list(self.classes):
             raise CorruptFileError(f"{label}: its classes are not those its task reported")
-        blocks, count = self.classes[cls]
+        if not 0 <= cls < len(self.classes):
+            raise CorruptFileError(f"{label}: no class {cls}")
+        blocks, _count = self.classes[cls]
         if not 0 <= b0 <= b1 <= blocks:
             raise CorruptFileError(f"{label}: block rows {b0}..{b1} of a class of {blocks}")
-        if out.shape != (b1 - b0, count, 32) or out.dtype != np.uint8:
-            raise ValueError(f"rows of {count} blocks into an array of shape {out.shape}")
-        span, sums = header["sections"].get(f"c{cls}"), header["sections"].get(f"k{cls}")
-        if span is None or span[1] != blocks * count * 32:
-            raise CorruptFileError(f"{label}: class {cls} matrix has the wrong size")
+        sections = header["sections"]
+        span, ends_at, sums = (sections.get(f"{k}{cls}") for k in "cek")
+        if span is None:
+            raise CorruptFileError(f"{label}: class {cls} has no pieces")
+        if ends_at is None or ends_at[1] != blocks * 8:
+            raise CorruptFileError(f"{label}: class {cls} piece ends have the wrong size")
         if sums is None or sums[1] != blocks * 4:
             raise CorruptFileError(f"{label}: class {cls} checksums have the wrong size")
-        width = count * 32
-        (crcs,) = storage.read_ranges(self.rel, [(sums[0] + b0 * 4, (b1 - b0) * 4)])
-        views = [memoryview(out[r]).cast("B") for r in range(b1 - b0)]
-        got = storage.read_into(self.rel, span[0] + b0 * width, views) if width else 0
-        if got != (b1 - b0) * width or len(crcs) != (b1 - b0) * 4:
+        if b0 == b1:
+            return []
+        first = b0 - 1 if b0 else b0  # where piece b0 starts: where piece b0 - 1 ends
+        ranges = [(ends_at[0] + first * 8, (b1 - first) * 8), (sums[0] + b0 * 4, (b1 - b0) * 4)]
+        raw_ends, crcs = storage.read_ranges(self.rel, ranges)
+        if len(raw_ends) != (b1 - first) * 8 or len(crcs) != (b1 - b0) * 4:
             raise CorruptFileError(f"{label}: file ends inside class {cls}")
-        want = np.frombuffer(crcs, dtype="<u4").tolist()
-        for r in range(b1 - b0):
-            if _crc(views[r], self.rel, cls, b0 + r) != want[r]:
+        bounds = np.frombuffer(raw_ends, "<u8").astype(np.int64)
+        if not b0:
+            bounds = np.concatenate([np.zeros(1, np.int64), bounds])
+        if (np.diff(bounds) < 1).any() or bounds[0] < 0 or bounds[-1] > span[1]:
+            raise CorruptFileError(f"{label}: class {cls} piece ends do not fit its pieces")
+        lo, hi = int(bounds[0]), int(bounds[-1])
+        (data,) = storage.read_ranges(self.rel, [(span[0] + lo, hi - lo)])
+        if len(data) != hi - lo:
+            raise CorruptFileError(f"{label}: file ends inside class {cls}")
+        view, want = memoryview(data), np.frombuffer(crcs, "<u4").tolist()
+        out = []
+        for r, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)):
+            piece = view[a - lo : b - lo]
+            if _crc(piece, self.rel, cls, b0 + r) != want[r]:
                 raise CorruptFileError(f"{label}: block row {b0 + r} fails its checksum")
+            out.append(piece)
+        return out
 
 
 def _layout(

@@ -13,12 +13,15 @@ Lance's zone table is a view of this layout (:meth:`bloomskip.index.ZoneIndex.zo
 Files, per indexed column and segment (names in :mod:`.layout`):
 
 * **parts** (``<uuid>.blocks``, :mod:`.partfile`): what one indexing task wrote - its
-  zones' filters, block-major within each size class, uncompressed, a CRC-32 per block
-  row. Intermediate: the slabs are made from them, then they are deleted.
+  zones' filters, block-major within each size class, each block row a zstd frame (a
+  *piece*) with its CRC-32. Intermediate: the slabs are made from them, then they are
+  deleted.
 * **slabs** (``<segment>.c<i>-<k>.slab``): block rows ``[k*s, (k+1)*s)`` of every zone of
   class ``i``, each row one *frame*: zstd-compressed, or stored as is when that is not
   smaller (a frame as long as its row is raw). Filters sized at Lance's defaults are
-  about a quarter ones, so a frame is about 25 % smaller than its row.
+  about a quarter ones, so a frame is about 22 % smaller than its row. A build's frame
+  is usually its parts' pieces of that row back to back (a zstd stream of several frames
+  decodes to their contents in order), so that writing a slab copies bytes.
   In a class of at least :data:`PLANES_MIN_ZONES` zones a frame holds the row's 256
   *bit planes* instead (a plane table, then the planes; see below): a lookup reads the 8
   its value needs, 1/32 of the row, and checks each by the CRC-32 its table holds.
@@ -66,8 +69,11 @@ HAS_NULL, HAS_VALUE = 1, 2
 ZSTD_LEVEL = 1
 _ZONE_BYTES = 26  # the directory's bytes per zone
 MAX_DIRECTORY = 1 << 30  # 41M zones: 330G rows of 8,192 per segment
-#: A class of at least this many zones stores each block row as 256 bit planes.
-PLANES_MIN_ZONES = 16384
+#: A class of at least this many zones (537M rows of 8,192) stores each block row as 256
+#: bit planes. Below it a lookup decodes a whole row, at most 2 MiB (about 1.5 ms), and a
+#: build's slabs are its parts' pieces copied; a planes class costs a build a transposition
+#: and 256 small zstd frames per row, about three times the tasks' own compression.
+PLANES_MIN_ZONES = 65536
 #: A planes frame starts with, per plane, where it ends (u32) and then its CRC-32 (u32).
 PLANE_TABLE = 256 * 8
 
@@ -131,11 +137,14 @@ def _pack(raw: bytes | np.ndarray) -> bytes:
 
 def _unpack(data: bytes, n: int, label: str, what: str) -> bytes:
     """What :func:`_pack` made back to its ``n`` bytes, exactly, or an error."""
-    if len(data) == n:
-        return data
+    return data if len(data) == n else decompress(data, n, label, what)
+
+
+def decompress(data, n: int, label: str, what: str) -> bytes:
+    """zstd (one frame, or several back to back) to exactly ``n`` bytes, or an error."""
     try:
         out = _codec().decompress(data, decompressed_size=n, asbytes=True)
-    except OSError as e:
+    except (OSError, ValueError) as e:
         raise CorruptFileError(f"{label}: {what} does not decompress: {e}") from None
     if len(out) != n:  # pragma: no cover - pyarrow checks the size
         raise CorruptFileError(f"{label}: {what} is not {n} bytes")
@@ -571,6 +580,12 @@ class SlabJob:
 def build_slab(storage: Storage, job: SlabJob) -> np.ndarray:
     """Write ``job``'s slab; returns where each of its frames ends and its CRC-32, as
     ``(2, rows)`` uint64."""
+    if not job.planes:
+        joined = _joined(storage, job)
+        if joined is not None:
+            data, ends = joined
+            storage.write(job.rel, data)
+            return ends
     out = np.zeros((job.b1 - job.b0, job.count, 32), dtype=np.uint8)
     for src, cls, cols in job.sources:
         if src.classes[cls][0] != job.blocks:
@@ -584,6 +599,43 @@ def build_slab(storage: Storage, job: SlabJob) -> np.ndarray:
     data, ends = encode_rows(out, job.planes)
     storage.write(job.rel, data)
     return ends
+
+
+def _joined(storage: Storage, job: SlabJob) -> tuple[bytes, np.ndarray] | None:
+    """The slab of ``job`` as its sources' pieces back to back, when each source is a
+    task's part (zstd pieces: :meth:`~.partfile.Part.pieces`) whose zones are one run of
+    columns and the runs tile the class in order: block row ``b``'s frame is then piece
+    ``b`` of each part in turn, a zstd stream of several frames that decodes to the whole
+    row, and nothing is decompressed or compressed again. None: gather as rows instead."""
+    runs = []
+    for src, cls, cols in job.sources:
+        if src.classes[cls][0] != job.blocks:
+            raise CorruptFileError(f"a source of {job.rel}: class {cls} is not {job.blocks} blocks")
+        if cols.shape[0] == 0:
+            continue
+        run = _one_run(cols)
+        if run is None or not hasattr(src, "pieces"):
+            return None
+        runs.append((run, cols.shape[0], src, cls))
+    runs.sort(key=lambda r: r[0])
+    at = 0
+    for run, n, _, _ in runs:
+        if run != at:
+            return None
+        at += n
+    if at != job.count:
+        return None
+    got = [src.pieces(storage, cls, job.b0, job.b1) for _, _, src, cls in runs]
+    width = job.count * 32
+    frames, ends, end = [], np.zeros((2, job.b1 - job.b0), np.uint64), 0
+    for r in range(job.b1 - job.b0):
+        frame = b"".join(p[r] for p in got)
+        if len(frame) >= width:  # not smaller than the row: stored as is, as _pack does
+            frame = decompress(frame, width, storage.label(job.rel), "a block row")
+        frames.append(frame)
+        end += len(frame)
+        ends[0, r], ends[1, r] = end, zlib.crc32(frame)
+    return b"".join(frames), ends
 
 
 def _one_run(cols: np.ndarray) -> int | None:
