@@ -217,3 +217,45 @@ def test_zone_distinct_counts_are_exact(runs, multiplier):
     ndv = np.zeros(len(runs), np.uint64)
     count_runs(hashes, bounds, ndv, np.uint64(multiplier))
     assert ndv.tolist() == [len(set(r)) for r in runs]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    runs=st.lists(
+        st.lists(st.integers(0, 2**64 - 1) | st.sampled_from([0, 1, 2**63]), max_size=300),
+        max_size=6,
+    ),
+    blocks=st.sampled_from([1, 2, 64]),
+)
+def test_counting_while_inserting_builds_the_same_filters_and_counts_what_they_tell_apart(
+    runs, blocks
+):
+    """Under Putze sizing a zone's ``ndv`` is counted by the insert itself: the filters are
+    exactly those :func:`insert_runs` builds, a zone counts 0 only when it holds no value,
+    never more than its distinct values, and each one it leaves out is a value the filter
+    already answered "may" for before it was inserted."""
+    import numpy as np
+
+    from bloomskip.index.kernels import insert_runs, insert_runs_counting
+    from bloomskip.sbbf import Sbbf
+
+    hashes = np.array([h for r in runs for h in r], dtype=np.uint64)
+    bounds = np.concatenate([[0], np.cumsum([len(r) for r in runs])]).astype(np.int64)
+    offsets = np.arange(len(runs), dtype=np.int64) * blocks * 8
+    sizes = np.full(len(runs), blocks * 8, np.int64)
+    want = np.zeros(len(runs) * blocks * 8, np.uint32)
+    insert_runs(want, offsets, sizes, hashes, bounds)
+    got = np.zeros_like(want)
+    ndv = np.zeros(len(runs), np.uint64)
+    insert_runs_counting(got, offsets, sizes, hashes, bounds, ndv)
+    assert np.array_equal(got, want)
+    for z, run in enumerate(runs):
+        distinct = list(dict.fromkeys(run))
+        assert (ndv[z] == 0) == (not run)
+        assert ndv[z] <= len(distinct)
+        f, missed = Sbbf(blocks * 32), 0
+        for h in distinct:
+            one = np.array([h], np.uint64)
+            missed += int(f.check_hashes(one)[0])
+            f.insert_hashes(one)
+        assert ndv[z] == len(distinct) - missed

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from bloomskip._numba import KERNEL
-from bloomskip.sbbf.kernels import _check_one, _insert_one
+from bloomskip.sbbf.kernels import _LOW32, _SALT64, _check_one, _insert_one, block_index
 
 _U64 = np.uint64
 
@@ -26,6 +26,30 @@ def insert_runs(words, offsets, sizes, hashes, bounds):
         nb = _U64(sizes[z] // 8)
         for i in range(bounds[z], bounds[z + 1]):
             _insert_one(w, nb, hashes[i])
+
+
+@njit(**KERNEL)
+def insert_runs_counting(words, offsets, sizes, hashes, bounds, ndv):
+    """:func:`insert_runs`, and ``ndv[z]`` = how many of run ``z``'s values set a bit of
+    its filter: every distinct value but those whose 8 bits earlier values had all set (a
+    false positive of the filter while it fills), and never 0 for a run with a value."""
+    for z in range(bounds.shape[0] - 1):
+        w = words[offsets[z] : offsets[z] + sizes[z]]
+        nb = _U64(sizes[z] // 8)
+        count = 0
+        for i in range(bounds[z], bounds[z + 1]):
+            h = hashes[i]
+            base = block_index(h, nb) * _U64(8)
+            key = h & _LOW32
+            new = np.uint32(0)
+            for j in range(8):
+                bit = np.uint32(1) << np.uint32(((key * _SALT64[j]) & _LOW32) >> _U64(27))
+                old = w[base + _U64(j)]
+                new |= bit & ~old
+                w[base + _U64(j)] = old | bit
+            if new != 0:
+                count += 1
+        ndv[z] = count
 
 
 @njit(**KERNEL)

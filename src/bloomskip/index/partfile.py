@@ -82,17 +82,21 @@ def write_part(
         pieces.append(rows)
         lengths[f"c{i}"] = sum(len(r) for r in rows)
         lengths[f"e{i}"], lengths[f"k{i}"] = blocks * 8, blocks * 4
-    out, at = _layout(PART_MAGIC, header, lengths)
+    head, at = _layout(PART_MAGIC, header, lengths)
+    body: list = [head]  # buffers back to back: the pieces are written, not copied
+    size = len(head)
     for i, rows in enumerate(pieces):
-        off = at[f"c{i}"][0]
-        ends = np.cumsum([len(r) for r in rows], dtype=np.uint64)
-        for r, end in zip(rows, ends.tolist(), strict=True):
-            out[off + end - len(r) : off + end] = np.frombuffer(r, np.uint8)
-        out[at[f"e{i}"][0] : at[f"e{i}"][0] + len(rows) * 8].view("<u8")[:] = ends
-        sums = out[at[f"k{i}"][0] : at[f"k{i}"][0] + len(rows) * 4].view("<u4")
-        sums[:] = [_crc(r, rel, i, b) for b, r in enumerate(rows)]
-    storage.write(rel, memoryview(out), durable=False)  # read back once, CRCs checked
-    return zone_class, listed, int(out.shape[0])
+        ends = np.cumsum([len(r) for r in rows], dtype=np.uint64).astype("<u8")
+        sums = np.array([_crc(r, rel, i, b) for b, r in enumerate(rows)], "<u4")
+        for name, section in ((f"c{i}", rows), (f"e{i}", [ends]), (f"k{i}", [sums])):
+            if at[name][0] != size:  # pragma: no cover - _layout places them so
+                raise AssertionError("part sections out of place")
+            body.extend(section)
+            size += at[name][1]
+            body.append(bytes(_align(size) - size))
+            size = _align(size)
+    storage.write(rel, body, durable=False)  # read back once, CRCs checked
+    return zone_class, listed, size
 
 
 def _fill_class(
@@ -192,14 +196,13 @@ class Part:
 
 def _layout(
     magic: bytes, header: dict[str, Any], lengths: dict[str, int]
-) -> tuple[np.ndarray, dict[str, list[int]]]:
-    """A zeroed buffer for ``magic | u32 header length | header JSON | sections (each
-    8-byte aligned)`` with the magic and header written, and each section's ``[offset,
-    length]`` (as the header records them); the caller fills the sections."""
+) -> tuple[bytes, dict[str, list[int]]]:
+    """``magic | u32 header length | header JSON``, padded to 8 bytes, for sections of
+    ``lengths`` that follow it in order, each 8-byte aligned; and each section's
+    ``[offset, length]`` (as the header records them)."""
     names = list(lengths)
     # The header holds the offsets, which depend on its own length: fix the width first.
     header = dict(header, sections={n: [0, int(lengths[n])] for n in names})
-    at = 0
     for _ in range(3):
         text = json.dumps(header, separators=(",", ":")).encode()
         at = _align(_HEAD + len(text))
@@ -209,13 +212,11 @@ def _layout(
             at = _align(at + lengths[n])
         header = dict(header, sections=offsets)
     text = json.dumps(header, separators=(",", ":")).encode()
-    if names and _align(_HEAD + len(text)) != header["sections"][names[0]][0]:
+    start = _align(_HEAD + len(text))
+    if names and start != header["sections"][names[0]][0]:
         raise AssertionError("serving header did not settle")  # pragma: no cover
-    out = np.zeros(at if names else _HEAD + len(text), np.uint8)
-    out[:8] = np.frombuffer(magic, np.uint8)
-    out[8:12] = np.frombuffer(len(text).to_bytes(4, "little"), np.uint8)
-    out[12 : 12 + len(text)] = np.frombuffer(text, np.uint8)
-    return out, header["sections"]
+    head = magic + len(text).to_bytes(4, "little") + text
+    return head + bytes(start - len(head)), header["sections"]
 
 
 def read_header(storage: Storage, rel: str, magic: bytes, size: int) -> tuple[dict, bytes]:

@@ -601,7 +601,7 @@ def build_slab(storage: Storage, job: SlabJob) -> np.ndarray:
     return ends
 
 
-def _joined(storage: Storage, job: SlabJob) -> tuple[bytes, np.ndarray] | None:
+def _joined(storage: Storage, job: SlabJob) -> tuple[list, np.ndarray] | None:
     """The slab of ``job`` as its sources' pieces back to back, when each source is a
     task's part (zstd pieces: :meth:`~.partfile.Part.pieces`) whose zones are one run of
     columns and the runs tile the class in order: block row ``b``'s frame is then piece
@@ -627,15 +627,21 @@ def _joined(storage: Storage, job: SlabJob) -> tuple[bytes, np.ndarray] | None:
         return None
     got = [src.pieces(storage, cls, job.b0, job.b1) for _, _, src, cls in runs]
     width = job.count * 32
-    frames, ends, end = [], np.zeros((2, job.b1 - job.b0), np.uint64), 0
+    body: list = []  # the slab's buffers, written back to back without joining them
+    ends, end = np.zeros((2, job.b1 - job.b0), np.uint64), 0
     for r in range(job.b1 - job.b0):
-        frame = b"".join(p[r] for p in got)
-        if len(frame) >= width:  # not smaller than the row: stored as is, as _pack does
-            frame = decompress(frame, width, storage.label(job.rel), "a block row")
-        frames.append(frame)
-        end += len(frame)
-        ends[0, r], ends[1, r] = end, zlib.crc32(frame)
-    return b"".join(frames), ends
+        pieces = [p[r] for p in got]
+        size = sum(p.nbytes for p in pieces)
+        if size >= width:  # not smaller than the row: stored as is, as _pack does
+            pieces = [decompress(b"".join(pieces), width, storage.label(job.rel), "a block row")]
+            size = width
+        crc = 0
+        for p in pieces:
+            crc = zlib.crc32(p, crc)
+        body.extend(pieces)
+        end += size
+        ends[0, r], ends[1, r] = end, crc
+    return body, ends
 
 
 def _one_run(cols: np.ndarray) -> int | None:

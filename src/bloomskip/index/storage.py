@@ -46,6 +46,8 @@ _REL = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*\Z")
 MAX_REL = 400
 #: Buffers per ``preadv`` call (Linux and the BSDs allow 1024).
 _IOV_MAX = 1024
+#: What :meth:`Storage.write` takes: bytes, or buffers to write back to back.
+Body = bytes | bytearray | memoryview | Sequence[bytes | memoryview]
 
 
 def check_rel(rel: str) -> str:
@@ -109,11 +111,12 @@ class Storage(ABC):
         """The object's size, or None if there is none."""
 
     @abstractmethod
-    def write(self, rel: str, data: bytes | memoryview, *, durable: bool = True) -> None:
+    def write(self, rel: str, data: Body, *, durable: bool = True) -> None:
         """Write ``data`` under a *new* name (indexes never rewrite a name); whole or not
-        at all. ``durable=False``: an intermediate of one build (a task's part, whose
-        rows carry checksums), which need not survive a crash of the machine - the local
-        store then skips the ``fsync``."""
+        at all. ``data`` may be a list of buffers, written back to back (the local store
+        writes them as they are, without joining them first). ``durable=False``: an
+        intermediate of one build (a task's part, whose rows carry checksums), which need
+        not survive a crash of the machine - the local store then skips the ``fsync``."""
 
     @abstractmethod
     def create(self, rel: str, data: bytes) -> bool:
@@ -394,11 +397,11 @@ class LocalStorage(Storage):
             return None
         return st.st_size if stat.S_ISREG(st.st_mode) else None
 
-    def write(self, rel: str, data: bytes | memoryview, *, durable: bool = True) -> None:
+    def write(self, rel: str, data: Body, *, durable: bool = True) -> None:
         with self._errors(rel, "write"):
             self._write(rel, data, durable)
 
-    def _write(self, rel: str, data: bytes | memoryview, durable: bool = True) -> None:
+    def _write(self, rel: str, data: Body, durable: bool = True) -> None:
         dfd, name = self._parent(rel, create=True)
         try:
             with contextlib.suppress(FileNotFoundError):
@@ -507,21 +510,37 @@ def _join(base: str, dirpath: str, name: str) -> str:
     return "/".join(p for p in (base, sub, name) if p)
 
 
-def _write_new(dfd: int, name: str, data: bytes | memoryview, durable: bool) -> None:
+def _write_new(dfd: int, name: str, data: Body, durable: bool) -> None:
     """A new file ``name`` in the directory ``dfd`` holding ``data`` (never through a link)."""
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666, dir_fd=dfd)
     try:
-        with os.fdopen(fd, "wb", closefd=False) as fh:
-            fh.write(data)
-            fh.flush()
-            if durable:
-                os.fsync(fd)
+        if isinstance(data, bytes | bytearray | memoryview):
+            with os.fdopen(fd, "wb", closefd=False) as fh:
+                fh.write(data)
+                fh.flush()
+        else:
+            _write_all(fd, [memoryview(b).cast("B") for b in data])
+        if durable:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(name, dir_fd=dfd)
         raise
     os.close(fd)
+
+
+def _write_all(fd: int, views: list[memoryview]) -> None:
+    """``views`` back to back (``writev``, :data:`_IOV_MAX` at a time; a short write
+    goes on where it stopped)."""
+    todo = [v for v in views if v.nbytes]
+    while todo:
+        n = os.writev(fd, todo[:_IOV_MAX])
+        while todo and n >= todo[0].nbytes:
+            n -= todo[0].nbytes
+            todo.pop(0)
+        if n:
+            todo[0] = todo[0][n:]
 
 
 # ---------------------------------------------------------------------------- objects
@@ -610,11 +629,16 @@ class ObjectStorage(Storage):
         except FileNotFoundError:
             return None
 
-    def write(self, rel: str, data: bytes | memoryview, *, durable: bool = True) -> None:
+    def write(self, rel: str, data: Body, *, durable: bool = True) -> None:
         import obstore
 
         check_rel(rel)
-        body = data if isinstance(data, bytes) else bytes(data)  # obstore iterates others
+        if isinstance(data, bytes):
+            body = data
+        elif isinstance(data, bytearray | memoryview):
+            body = bytes(data)  # obstore iterates others
+        else:
+            body = b"".join(data)
         self._call("write", rel, lambda: obstore.put(self._store, rel, body))
 
     def create(self, rel: str, data: bytes) -> bool:
