@@ -588,3 +588,15 @@ def test_a_body_of_many_buffers_is_written_back_to_back(where, request, tmp_path
     storage.write("columns/0-x/b.blocks", body, durable=False)
     for rel in ("columns/0-x/a.slab", "columns/0-x/b.blocks"):
         assert storage.read(rel) == b"".join(chunks)
+
+
+def test_short_writes_go_on_where_they_stopped(tmp_path, monkeypatch):
+    from bloomskip.index.storage import open_storage
+
+    real = os.writev
+    monkeypatch.setattr(os, "writev", lambda fd, bufs: real(fd, [memoryview(bufs[0])[:5]]))
+    chunks = [b"abcdefghijkl", np.arange(7, dtype="<u8"), b"", memoryview(b"xyz"), b"0123456"]
+    storage = open_storage(str(tmp_path / "ix"))
+    storage.write("columns/0-x/a.slab", chunks)
+    want = b"".join(memoryview(c).cast("B").tobytes() for c in chunks)
+    assert storage.read("columns/0-x/a.slab") == want

@@ -16,7 +16,9 @@
 
     fragment_id uint64, zone_start uint64, zone_length uint64, has_null bool,
     bloom_filter_data binary,       -- the raw SBBF bitset, no header, as Lance stores it
-    ndv uint64                      -- distinct non-null values of the zone (bloomskip)
+    ndv uint64                      -- distinct non-null values of the zone (bloomskip;
+                                       under Putze sizing those that set a bit of the
+                                       filter as it filled: a few fewer, 0 only for none)
 
 with the schema metadata ``bloomfilter_item`` (rows per zone) and
 ``bloomfilter_probability`` (target FPP), as strings, as Lance writes them, and

@@ -519,7 +519,7 @@ def _write_new(dfd: int, name: str, data: Body, durable: bool) -> None:
                 fh.write(data)
                 fh.flush()
         else:
-            _write_all(fd, [memoryview(b).cast("B") for b in data])
+            _write_all(fd, data)
         if durable:
             os.fsync(fd)
     except BaseException:
@@ -530,17 +530,18 @@ def _write_new(dfd: int, name: str, data: Body, durable: bool) -> None:
     os.close(fd)
 
 
-def _write_all(fd: int, views: list[memoryview]) -> None:
-    """``views`` back to back (``writev``, :data:`_IOV_MAX` at a time; a short write
+def _write_all(fd: int, buffers: Sequence) -> None:
+    """``buffers`` back to back (``writev``, :data:`_IOV_MAX` at a time; a short write
     goes on where it stopped)."""
-    todo = [v for v in views if v.nbytes]
+    todo = [b for b in buffers if memoryview(b).nbytes]
+    todo.reverse()  # popped from the end
     while todo:
-        n = os.writev(fd, todo[:_IOV_MAX])
-        while todo and n >= todo[0].nbytes:
-            n -= todo[0].nbytes
-            todo.pop(0)
+        batch = todo[-1 : -_IOV_MAX - 1 : -1]
+        n = os.writev(fd, batch)
+        while todo and n >= memoryview(todo[-1]).nbytes:
+            n -= memoryview(todo.pop()).nbytes
         if n:
-            todo[0] = todo[0][n:]
+            todo[-1] = memoryview(todo[-1]).cast("B")[n:]
 
 
 # ---------------------------------------------------------------------------- objects
