@@ -64,7 +64,7 @@ def test_part_rows_are_the_filters_block_major(tmp_path, seed):
             continue
         c = int(zone_class[z])
         assert classes[c][0] == blocks
-        rows = part.rows(storage, c, 0, blocks)  # every row, each CRC-checked
+        rows = part.rows(storage, c, 0, blocks)  # every row, each checksum checked
         want = data[offsets[z] : offsets[z + 1]].reshape(blocks, 32)
         assert np.array_equal(rows[:, rank[c], :], want)
         rank[c] += 1

@@ -14,7 +14,7 @@ Files, per indexed column and segment (names in :mod:`.layout`):
 
 * **parts** (``<uuid>.blocks``, :mod:`.partfile`): what one indexing task wrote - its
   zones' filters, block-major within each size class, each block row a zstd frame (a
-  *piece*) with its CRC-32. Intermediate: the slabs are made from them, then they are
+  *piece*) with its checksum. Intermediate: the slabs are made from them, then they are
   deleted.
 * **slabs** (``<segment>.c<i>-<k>.slab``): block rows ``[k*s, (k+1)*s)`` of every zone of
   class ``i``, each row one *frame*: zstd-compressed, or stored as is when that is not
