@@ -32,21 +32,12 @@ class ParquetReader(FileReader):
             super().__init__(self._pf.schema_arrow, groups)
         except (OSError, pa.ArrowException) as e:
             raise CorruptFileError(f"{label}: not a readable Parquet file: {e}") from e
-        self._fh, self._label, self._unit = fh, label, unit
+        self._fh, self._label = fh, label
         self._rebased = spark_rebased(self._pf.schema_arrow, self.microsecond_columns())
         self._spark = spark_values
 
     def read(self, columns: Sequence[str]) -> pa.Table:
-        """``columns`` of the whole file, a chunk per row group, through Arrow's dataset
-        scanner: the same values as ``ParquetFile.read``, which joins the row groups' chunks
-        into one and reads a column of 100,000 UUID strings in 9-12 ms where this takes
-        6-8 ms (an index build reads every file once)."""
-        import pyarrow.dataset as ds
-
-        options = ds.ParquetReadOptions(coerce_int96_timestamp_unit=self._unit)
-        fragment = ds.ParquetFileFormat(read_options=options).make_fragment(self._fh)
-        table = fragment.to_table(columns=list(columns), use_threads=False)
-        return self._as_spark(table)
+        return self._as_spark(self._pf.read(columns=list(columns), use_threads=False))
 
     def read_unit(self, unit: int, columns: Sequence[str]) -> pa.Table:
         group = self._pf.read_row_group(unit, columns=list(columns), use_threads=False)
