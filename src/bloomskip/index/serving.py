@@ -614,8 +614,8 @@ def _joined(storage: Storage, job: SlabJob) -> tuple[list, np.ndarray] | None:
         if cols.shape[0] == 0:
             continue
         run = _one_run(cols)
-        if run is None or not hasattr(src, "pieces"):
-            return None
+        if run is None or cols.shape[0] != src.classes[cls][1] or not hasattr(src, "pieces"):
+            return None  # a piece is every zone of its part's class: all must go, in order
         runs.append((run, cols.shape[0], src, cls))
     runs.sort(key=lambda r: r[0])
     at = 0
