@@ -69,11 +69,12 @@ HAS_NULL, HAS_VALUE = 1, 2
 ZSTD_LEVEL = 1
 _ZONE_BYTES = 26  # the directory's bytes per zone
 MAX_DIRECTORY = 1 << 30  # 41M zones: 330G rows of 8,192 per segment
-#: A class of at least this many zones (537M rows of 8,192) stores each block row as 256
-#: bit planes. Below it a lookup decodes a whole row, at most 2 MiB (about 1.5 ms), and a
-#: build's slabs are its parts' pieces copied; a planes class costs a build a transposition
-#: and 256 small zstd frames per row, about three times the tasks' own compression.
-PLANES_MIN_ZONES = 65536
+#: A class of at least this many zones (134M rows of 8,192) stores each block row as 256
+#: bit planes. Below it a lookup decodes a whole row (at most 512 KiB) and a build's slabs
+#: are its parts' pieces copied; a planes class costs a build the rows decoded, transposed
+#: and 256 small zstd frames per row, but a lookup of a new value at 26,000 zones 1.3 ms
+#: where whole rows took 3.7-4.3 ms (and their decoding grows with the zones).
+PLANES_MIN_ZONES = 16384
 #: A planes frame starts with, per plane, where it ends (u32) and then its CRC-32 (u32).
 PLANE_TABLE = 256 * 8
 
