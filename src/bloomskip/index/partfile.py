@@ -9,7 +9,7 @@ of the row's ``count * 32`` bytes (block ``b`` of every zone of the class), row 
 after row ``b - 1``; section ``e<i>`` where each piece ends in ``c<i>`` (u64), and section
 ``k<i>`` one checksum per piece: its 64-bit XXH3, seeded with the part's name and the row's
 place (:func:`.integrity.seed`) - five times cheaper than a CRC-32 here, where every piece
-is checked twice (written, then read by a slab job), and the part is never stored.
+is checked twice (written, then read by a slab job) and deleted with its part.
 
 Pieces are zstd frames so that a slab's block row can be the pieces of consecutive parts
 back to back - a zstd stream of several frames decodes to their contents in order - and a

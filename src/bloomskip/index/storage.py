@@ -33,6 +33,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -55,8 +56,9 @@ _IOV_MAX = 1024
 #: (1.3 GB in 40 MB files: 4.1-4.5 s written as is, 0.9 s synced and dropped). RocksDB
 #: drops its compaction output for the same reason.
 DROP_BYTES = 1 << 20
-#: What :meth:`Storage.write` takes: bytes, or buffers to write back to back.
-Body = bytes | bytearray | memoryview | Sequence[bytes | memoryview]
+#: What :meth:`Storage.write` takes: bytes, or buffers (bytes, memoryviews, contiguous
+#: arrays) to write back to back.
+Body = bytes | bytearray | memoryview | Sequence[Any]
 
 
 def check_rel(rel: str) -> str:
@@ -129,7 +131,9 @@ class Storage(ABC):
         at all. ``data`` may be a list of buffers, written back to back (the local store
         writes them as they are, without joining them first). ``durable=False``: an
         intermediate of one build (a task's part, whose rows carry checksums), which need
-        not survive a crash of the machine - the local store then skips the ``fsync``."""
+        not survive a crash of the machine - the local store then skips the ``fsync``,
+        unless the file is :data:`DROP_BYTES` or more, which it syncs and drops from the
+        page cache."""
 
     @abstractmethod
     def create(self, rel: str, data: bytes) -> bool:
