@@ -76,7 +76,10 @@ class LocalRunner:
             ThreadPoolExecutor(max_workers=self.threads) as pool,
             progress_bar(files, "indexing", "file", show=self._show()) as bar,
         ):
-            futures = [pool.submit(run_task, storage, source, t, columns, zoning) for t in tasks]
+            total = build_bytes(tasks)
+            futures = [
+                pool.submit(run_task, storage, source, t, columns, zoning, total) for t in tasks
+            ]
             try:
                 for fut, task in zip(futures, tasks, strict=True):
                     yield fut.result()
@@ -95,4 +98,9 @@ class LocalRunner:
                     fut.cancel()
 
 
-__all__ = ["LocalRunner", "Runner", "Task"]
+def build_bytes(tasks: list[Task]) -> int:
+    """The bytes of all the files a build's tasks read (each at least 1)."""
+    return sum(max(f.size, 1) for t in tasks for f, _ in t)
+
+
+__all__ = ["LocalRunner", "Runner", "Task", "build_bytes"]
