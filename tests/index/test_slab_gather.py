@@ -157,7 +157,7 @@ def test_a_damaged_part_fails_the_slab_read_in_place(tmp_path):
         short.rows_into(storage, 0, 0, 4, out)
 
 
-def _sparse_parts(tmp_path, zone_counts, blocks=8, seed=9, compress=True):
+def _sparse_parts(tmp_path, zone_counts, blocks=8, seed=9):
     """Parts whose filters are a quarter ones, as Lance's defaults make them: their
     pieces compress."""
     rng = np.random.default_rng(seed)
@@ -168,7 +168,7 @@ def _sparse_parts(tmp_path, zone_counts, blocks=8, seed=9, compress=True):
         data = np.packbits(bits, axis=1).reshape(-1)
         offsets = np.arange(zones + 1, dtype=np.int64) * blocks * 32
         rel = f"columns/0-x/q{i}.blocks"
-        _, classes, size = partfile.write_part(storage, rel, data, offsets, compress=compress)
+        _, classes, size = partfile.write_part(storage, rel, data, offsets)
         parts.append((partfile.Part(rel, tuple(classes), size), data.reshape(zones, blocks, 32)))
     return storage, parts
 
@@ -186,7 +186,7 @@ def test_a_slab_of_parts_is_their_pieces_back_to_back_and_decodes_to_the_rows(tm
     start = 0
     for r in range(4):
         frame = data[start : int(ends[0, r])]
-        pieces = b"".join(bytes(p.pieces(storage, 0, 2 + r, 3 + r)[0][0]) for p, _ in parts)
+        pieces = b"".join(bytes(p.pieces(storage, 0, 2 + r, 3 + r)[0]) for p, _ in parts)
         assert frame == pieces and len(frame) < count * 32  # copied, not made again
         assert zlib.crc32(frame) == int(ends[1, r])
         assert np.array_equal(serving.decode_row(frame, count, "t"), want[r])
@@ -235,54 +235,3 @@ def test_a_damaged_part_fails_the_slab_that_copies_its_pieces(tmp_path, where):
     with pytest.raises(CorruptFileError, match=part.rel.split("/")[-1]):
         serving.build_slab(storage, job)
     assert not (tmp_path / "ix" / job.rel).exists()
-
-
-@pytest.mark.parametrize("compress", [True, False, "mixed"])
-def test_parts_of_raw_rows_are_gathered_and_compressed_as_rows(tmp_path, compress):
-    """A class the task expected to become bit planes is written as its rows; a slab of
-    such parts (or of both kinds) gathers the rows and compresses each whole, and gives
-    back the same rows as a slab of pieces."""
-    storage, parts = _sparse_parts(tmp_path, (300, 500), compress=compress is True)
-    if compress == "mixed":
-        _, compressed = _sparse_parts(tmp_path / "b", (300,), compress=True)
-        parts[0] = compressed[0]
-        storage = open_storage(str(tmp_path / "b" / "ix"))
-        for p, _ in parts[1:]:  # the raw part beside it
-            storage.write(p.rel, (tmp_path / "ix" / p.rel).read_bytes(), durable=False)
-    for part, zones in parts:
-        rows, packed = part.pieces(storage, 0, 0, 8)
-        assert packed == (compress is True or (part is parts[0][0] and compress == "mixed"))
-        if not packed:
-            assert b"".join(rows) == zones.transpose(1, 0, 2).tobytes()
-    sources = ((parts[0][0], 0, np.arange(0, 300)), (parts[1][0], 0, np.arange(300, 800)))
-    job = serving.SlabJob("columns/0-x/s.c0-0.slab", 8, 800, 0, 8, sources)
-    ends = serving.build_slab(storage, job)
-    data = storage.read(job.rel)
-    want = np.concatenate([z for _, z in parts]).transpose(1, 0, 2)
-    start = 0
-    for r in range(8):
-        assert np.array_equal(serving.decode_row(data[start : int(ends[0, r])], 800, "t"), want[r])
-        start = int(ends[0, r])
-
-
-def test_a_task_guesses_bit_planes_from_its_share_of_the_build():
-    from bloomskip.index.parts import planes_likely
-
-    n = serving.PLANES_MIN_ZONES
-    assert planes_likely(-(-n // 10), task_bytes=100, build_bytes=1000)  # its tenth
-    assert not planes_likely(-(-n // 10) - 1, task_bytes=100, build_bytes=1000)
-    assert not planes_likely(n, task_bytes=100, build_bytes=None)  # no build to compare
-    assert not planes_likely(n, task_bytes=0, build_bytes=1000)
-
-
-def test_a_part_with_an_unknown_codec_is_refused(tmp_path):
-    from bloomskip.errors import CorruptFileError
-
-    storage, parts = _sparse_parts(tmp_path, (30,))
-    part = parts[0][0]
-    path = tmp_path / "ix" / part.rel
-    raw = path.read_bytes()
-    assert raw.count(b'"codec":"zstd"') == 1
-    path.write_bytes(raw.replace(b'"codec":"zstd"', b'"codec":"lzma"'))
-    with pytest.raises(CorruptFileError, match="codec 'lzma'"):
-        part.pieces(storage, 0, 0, 8)

@@ -5,13 +5,11 @@ filters, block-major per size class and already compressed, for the slab jobs to
 ``magic | u32 header length | header JSON | sections`` (each 8-byte aligned); the header
 holds the zone count, the classes (``blocks``, ``count``) and each section's ``[offset,
 length]``. Section ``c<i>`` holds class ``i``'s block rows, each a *piece*: one zstd frame
-of the row's ``count * 32`` bytes (block ``b`` of every zone of the class), or, for a class
-whose ``codec`` is ``raw`` (one the task expects to become bit planes, which its slab job
-decodes anyway), the row as it is; row ``b`` after row ``b - 1``; section ``e<i>`` where
-each piece ends in ``c<i>`` (u64), and section ``k<i>`` one checksum per piece: its
-64-bit XXH3, seeded with the part's name and the row's place (:func:`.integrity.seed`) -
-five times cheaper than a CRC-32 here, where every piece is checked twice (written, then
-read by a slab job) and deleted with its part.
+of the row's ``count * 32`` bytes (block ``b`` of every zone of the class), row ``b``
+after row ``b - 1``; section ``e<i>`` where each piece ends in ``c<i>`` (u64), and section
+``k<i>`` one checksum per piece: its 64-bit XXH3, seeded with the part's name and the row's
+place (:func:`.integrity.seed`) - five times cheaper than a CRC-32 here, where every piece
+is checked twice (written, then read by a slab job) and deleted with its part.
 
 Pieces are zstd frames so that a slab's block row can be the pieces of consecutive parts
 back to back - a zstd stream of several frames decodes to their contents in order - and a
@@ -27,7 +25,6 @@ freely.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,21 +51,12 @@ PART_MAGIC = b"BSKPART3"
 
 
 def write_part(
-    storage: Storage,
-    rel: str,
-    data: np.ndarray,
-    offsets: np.ndarray,
-    *,
-    compress: bool | Callable[[int], bool] = True,
+    storage: Storage, rel: str, data: np.ndarray, offsets: np.ndarray
 ) -> tuple[np.ndarray, list[tuple[int, int]], int]:
     """Write the filters ``data[offsets[i]:offsets[i+1]]`` (bytes, back to back) as a part:
     block-major per size class. Returns each zone's class (its position among the part's
     classes, in order of first appearance; :data:`~.serving.NO_CLASS` for a bitset that is
-    not whole blocks), the classes as ``(blocks, zones)``, and the part's size.
-
-    ``compress``: whether a class's pieces are zstd frames, or its rows as they are (a
-    class headed for bit planes, whose slab job decodes every row anyway), for all
-    classes or per class, given its zone count."""
+    not whole blocks), the classes as ``(blocks, zones)``, and the part's size."""
     sizes = np.diff(offsets)
     classes: dict[int, list[int]] = {}
     zone_class = np.full(sizes.shape[0], NO_CLASS, dtype=np.uint8)
@@ -86,23 +74,15 @@ def write_part(
         "zones": int(sizes.shape[0]),
         "classes": [{"blocks": b, "count": n} for b, n in listed],
     }
-    pieces: list[list] = []
-    codecs: list[str] = []
+    pieces: list[list[bytes]] = []
     lengths = {}
     for i, (blocks, members) in enumerate(classes.items()):
         m = np.empty((blocks, len(members), 32), np.uint8)
         _fill_class(m, data, offsets, members, blocks)
-        packed = compress(len(members)) if callable(compress) else compress
-        if packed:
-            rows = [_compress(m[b]) for b in range(blocks)]  # each row contiguous: no copy
-        else:
-            rows = [memoryview(m[b]).cast("B") for b in range(blocks)]
-        codecs.append("zstd" if packed else "raw")
+        rows = [_compress(m[b]) for b in range(blocks)]  # each row contiguous: no copy
         pieces.append(rows)
         lengths[f"c{i}"] = sum(len(r) for r in rows)
         lengths[f"e{i}"], lengths[f"k{i}"] = blocks * 8, blocks * 8
-    for c, codec in zip(header["classes"], codecs, strict=True):
-        c["codec"] = codec
     head, at = _layout(PART_MAGIC, header, lengths)
     body: list = [head]  # buffers back to back: the pieces are written, not copied
     size = len(head)
@@ -162,17 +142,14 @@ class Part:
         if out.shape != (b1 - b0, count, 32) or out.dtype != np.uint8:
             raise ValueError(f"rows of {count} blocks into an array of shape {out.shape}")
         label = storage.label(self.rel)
-        pieces, packed = self.pieces(storage, cls, b0, b1)
-        for r, piece in enumerate(pieces):
-            row = decompress(piece, count * 32, label, "a block row") if packed else piece
-            if len(row) != count * 32:
-                raise CorruptFileError(f"{label}: block row {b0 + r} is not {count * 32} bytes")
+        for r, piece in enumerate(self.pieces(storage, cls, b0, b1)):
+            row = decompress(piece, count * 32, label, "a block row")
             out[r] = np.frombuffer(row, np.uint8).reshape(count, 32)
 
-    def pieces(self, storage: Storage, cls: int, b0: int, b1: int) -> tuple[list[memoryview], bool]:
-        """The pieces of block rows ``[b0, b1)`` of class ``cls``, each checked against its
-        checksum (one read of the ends and checksums, one of the pieces), and whether they
-        are zstd frames (else the rows as they are)."""
+    def pieces(self, storage: Storage, cls: int, b0: int, b1: int) -> list[memoryview]:
+        """The pieces of block rows ``[b0, b1)`` of class ``cls`` (zstd frames), each
+        checked against its checksum: one read of the ends and checksums, one of the
+        pieces."""
         header, _ = read_header(storage, self.rel, PART_MAGIC, self.size)
         label = storage.label(self.rel)
         zones = _int(header, "zones", label, 0, self.size)
@@ -182,9 +159,6 @@ class Part:
         if not 0 <= cls < len(self.classes):
             raise CorruptFileError(f"{label}: no class {cls}")
         blocks, _count = self.classes[cls]
-        codec = classes[cls].get("codec")
-        if codec not in ("zstd", "raw"):
-            raise CorruptFileError(f"{label}: class {cls} codec {codec!r} is not zstd or raw")
         if not 0 <= b0 <= b1 <= blocks:
             raise CorruptFileError(f"{label}: block rows {b0}..{b1} of a class of {blocks}")
         sections = header["sections"]
@@ -196,7 +170,7 @@ class Part:
         if sums is None or sums[1] != blocks * 8:
             raise CorruptFileError(f"{label}: class {cls} checksums have the wrong size")
         if b0 == b1:
-            return [], codec == "zstd"
+            return []
         first = b0 - 1 if b0 else b0  # where piece b0 starts: where piece b0 - 1 ends
         ranges = [(ends_at[0] + first * 8, (b1 - first) * 8), (sums[0] + b0 * 8, (b1 - b0) * 8)]
         raw_ends, sums_read = storage.read_ranges(self.rel, ranges)
@@ -218,7 +192,7 @@ class Part:
             if _sum(piece, self.rel, cls, b0 + r) != want[r]:
                 raise CorruptFileError(f"{label}: block row {b0 + r} fails its checksum")
             out.append(piece)
-        return out, codec == "zstd"
+        return out
 
 
 def _layout(

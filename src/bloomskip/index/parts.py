@@ -19,9 +19,8 @@ that lost a commit race or was killed) is an orphan that :func:`~.store.vacuum` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -85,24 +84,10 @@ def run_task(
     files: Sequence[tuple[SourceFile, int]],
     columns: Sequence[ColumnIndex],
     zoning: Zoning,
-    build_bytes: int | None = None,
 ) -> TaskResult:
-    """Index ``files`` (each with the fragment id it will have) and write their parts.
-    ``build_bytes``: the size of all the files the build reads, from which a task guesses
-    whether a class will be stored as bit planes (:func:`planes_likely`)."""
+    """Index ``files`` (each with the fragment id it will have) and write their parts."""
     done = [(index_file(source, f, columns, zoning), fid) for f, fid in files]
-    return write_task(storage, columns, zoning, done, build_bytes)
-
-
-def planes_likely(zones: int, task_bytes: int, build_bytes: int | None) -> bool:
-    """Will a class of which this task holds ``zones`` reach
-    :data:`~.serving.PLANES_MIN_ZONES` once every task's zones are counted? Guessed from
-    the share of the build's bytes this task read. A slab job takes rows either way: a
-    wrong guess costs time (compressing pieces that are then decoded, or compressing
-    whole rows in the slab job), never an answer."""
-    if not build_bytes or task_bytes <= 0:
-        return False
-    return zones * build_bytes / task_bytes >= serving.PLANES_MIN_ZONES
+    return write_task(storage, columns, zoning, done)
 
 
 def write_task(
@@ -110,7 +95,6 @@ def write_task(
     columns: Sequence[ColumnIndex],
     zoning: Zoning,
     indexed: Sequence[tuple[FileZones, int]],
-    build_bytes: int | None = None,
 ) -> TaskResult:
     results = []
     for fz, fid in indexed:
@@ -121,18 +105,12 @@ def write_task(
             if cz.error is not None:
                 r.column_errors[name] = cz.error
         results.append(r)
-    task_bytes = sum(max(fz.file.size, 1) for fz, _ in indexed)
-    planes = partial(planes_likely, task_bytes=task_bytes, build_bytes=build_bytes)
-    parts = {c.name: _write_column(storage, c, zoning, indexed, planes) for c in columns}
+    parts = {c.name: _write_column(storage, c, zoning, indexed) for c in columns}
     return TaskResult(results, parts)
 
 
 def _write_column(
-    storage: Storage,
-    col: ColumnIndex,
-    zoning: Zoning,
-    indexed: Sequence[tuple[FileZones, int]],
-    planes: Callable[[int], bool] = lambda zones: False,
+    storage: Storage, col: ColumnIndex, zoning: Zoning, indexed: Sequence[tuple[FileZones, int]]
 ) -> ColumnPart:
     ok = [
         (fz, fid, fz.columns[col.name])
@@ -162,9 +140,7 @@ def _write_column(
         sizes = np.concatenate([np.diff(cz.offsets) for _, _, cz in zones])
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         rel = store.new_name(col.directory, ".blocks")
-        zone_class, classes, size = partfile.write_part(
-            storage, rel, data, offsets, compress=lambda zones: not planes(zones)
-        )
+        zone_class, classes, size = partfile.write_part(storage, rel, data, offsets)
         part.blocks = partfile.Part(rel, tuple(classes), size)
         part.zone_class = zone_class
     if col.file_filters:
@@ -181,12 +157,4 @@ def _write_column(
     return part
 
 
-__all__ = [
-    "ColumnPart",
-    "FileResult",
-    "TaskResult",
-    "planes_likely",
-    "run_task",
-    "write_task",
-    "zone_keys",
-]
+__all__ = ["ColumnPart", "FileResult", "TaskResult", "run_task", "write_task", "zone_keys"]

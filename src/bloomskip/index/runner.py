@@ -76,10 +76,7 @@ class LocalRunner:
             ThreadPoolExecutor(max_workers=self.threads) as pool,
             progress_bar(files, "indexing", "file", show=self._show()) as bar,
         ):
-            total = build_bytes(tasks)
-            futures = [
-                pool.submit(run_task, storage, source, t, columns, zoning, total) for t in tasks
-            ]
+            futures = [pool.submit(run_task, storage, source, t, columns, zoning) for t in tasks]
             try:
                 for fut, task in zip(futures, tasks, strict=True):
                     yield fut.result()
@@ -98,9 +95,4 @@ class LocalRunner:
                     fut.cancel()
 
 
-def build_bytes(tasks: list[Task]) -> int:
-    """The bytes of all the files a build's tasks read (each at least 1)."""
-    return sum(max(f.size, 1) for t in tasks for f, _ in t)
-
-
-__all__ = ["LocalRunner", "Runner", "Task", "build_bytes"]
+__all__ = ["LocalRunner", "Runner", "Task"]

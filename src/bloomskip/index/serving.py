@@ -626,12 +626,7 @@ def _joined(storage: Storage, job: SlabJob) -> tuple[list, np.ndarray] | None:
         at += n
     if at != job.count:
         return None
-    got = []
-    for _, _, src, cls in runs:
-        pieces, packed = src.pieces(storage, cls, job.b0, job.b1)
-        if not packed:  # rows as they are: compressed when gathered
-            return None
-        got.append(pieces)
+    got = [src.pieces(storage, cls, job.b0, job.b1) for _, _, src, cls in runs]
     width = job.count * 32
     body: list = []  # the slab's buffers, written back to back without joining them
     ends, end = np.zeros((2, job.b1 - job.b0), np.uint64), 0

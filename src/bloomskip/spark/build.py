@@ -44,7 +44,7 @@ from bloomskip.errors import InvalidParameterError, SparkJobError
 from bloomskip.index.build import BuildReport, build, refresh
 from bloomskip.index.layout import ColumnIndex, Zoning
 from bloomskip.index.parts import TaskResult, run_task
-from bloomskip.index.runner import Task, build_bytes
+from bloomskip.index.runner import Task
 from bloomskip.index.serving import SlabJob, build_slab
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.sources import Source
@@ -138,7 +138,7 @@ class SparkRunner:
     ) -> Iterator[TaskResult]:
         if not tasks:
             return
-        job = _IndexJob(storage.uri, source, tasks, columns, zoning, self.hook, build_bytes(tasks))
+        job = _IndexJob(storage.uri, source, tasks, columns, zoning, self.hook)
         sizes = [sum(max(f.size, 1) for f, _ in t) for t in tasks]
         df = self.spark.range(0, len(tasks), 1, self._slices(sizes))
         df = df.mapInArrow(job, spark_schema(WIRE_SCHEMA))
@@ -178,7 +178,6 @@ class _IndexJob:
     columns: list[ColumnIndex]
     zoning: Zoning
     hook: TaskHook | None
-    build_bytes: int
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -189,10 +188,7 @@ class _IndexJob:
         for batch in batches:
             for task in batch.column(0).to_pylist():
                 files = self.tasks[task]
-                result = run_task(
-                    storage, self.source, files, self.columns, self.zoning, self.build_bytes
-                )
-                yield encode(task, result)
+                yield encode(task, run_task(storage, self.source, files, self.columns, self.zoning))
                 if self.hook is not None:
                     self.hook(task, attempt, len(files))
 
