@@ -259,3 +259,26 @@ def test_counting_while_inserting_builds_the_same_filters_and_counts_what_they_t
             missed += int(f.check_hashes(one)[0])
             f.insert_hashes(one)
         assert ndv[z] == len(distinct) - missed
+
+
+def test_counting_while_inserting_misses_almost_no_distinct_value_at_lances_defaults():
+    """The docs' figure: 8,192 unique values in a 32 KiB filter (Lance's defaults) lose
+    about 0.06 a zone to the filling filter's false positives - 7 in a million (the mean
+    of 6 seeds of 400 zones: 18-27 each)."""
+    import numpy as np
+
+    from bloomskip.index.kernels import insert_runs_counting
+    from bloomskip.sbbf.sizing import putze_num_bytes
+
+    zones, rows = 200, 8192
+    words_per_zone = putze_num_bytes(rows, 0.00057) // 4
+    assert words_per_zone == 8192  # 32 KiB
+    hashes = np.random.default_rng(11).integers(0, 2**64, zones * rows, np.uint64, endpoint=False)
+    words = np.zeros(zones * words_per_zone, np.uint32)
+    offsets = np.arange(zones, dtype=np.int64) * words_per_zone
+    sizes = np.full(zones, words_per_zone, np.int64)
+    bounds = np.arange(zones + 1, dtype=np.int64) * rows
+    ndv = np.zeros(zones, np.uint64)
+    insert_runs_counting(words, offsets, sizes, hashes, bounds, ndv)
+    missed = int(zones * rows - ndv.sum())
+    assert missed <= 30  # about 11 expected of 1,638,400; this seed gives 16

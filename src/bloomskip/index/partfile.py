@@ -8,8 +8,8 @@ length]``. Section ``c<i>`` holds class ``i``'s block rows, each a *piece*: one 
 of the row's ``count * 32`` bytes (block ``b`` of every zone of the class), row ``b``
 after row ``b - 1``; section ``e<i>`` where each piece ends in ``c<i>`` (u64), and section
 ``k<i>`` one checksum per piece: its 64-bit XXH3, seeded with the part's name and the row's
-place (:func:`.integrity.seed`) - five times cheaper than a CRC-32 here, where every piece
-is checked twice (written, then read by a slab job) and deleted with its part.
+place (:func:`.integrity.seed`) - a tenth of a CRC-32's cost (``bench/writes.py``), where
+every piece is checked twice (written, then read by a slab job) and deleted with its part.
 
 Pieces are zstd frames so that a slab's block row can be the pieces of consecutive parts
 back to back - a zstd stream of several frames decodes to their contents in order - and a

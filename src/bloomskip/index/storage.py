@@ -53,8 +53,8 @@ _IOV_MAX = 1024
 #: kernel find room for it - evict a lake that a scan may be reading, or, on a VM that
 #: hands free memory back to its host, take fresh pages - which cost 2-3 s of system time
 #: per GB here, where syncing and dropping each file lets the next one reuse its pages
-#: (1.3 GB in 40 MB files: 4.1-4.5 s written as is, 0.9 s synced and dropped). RocksDB
-#: drops its compaction output for the same reason.
+#: (``bench/writes.py``, 1.25 GiB in 40 MiB files, each fsynced: 2.5-4.5 s kept cached,
+#: 1.0-1.1 s dropped). RocksDB drops its compaction output for the same reason.
 DROP_BYTES = 1 << 20
 #: What :meth:`Storage.write` takes: bytes, or buffers (bytes, memoryviews, contiguous
 #: arrays) to write back to back.

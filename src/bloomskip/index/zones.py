@@ -55,7 +55,7 @@ class ColumnZones:
     has_null: np.ndarray  # bool
     # uint64, distinct non-null values: counted exactly under sizing "exact"; under
     # "putze" the values that set a bit of the filter as it filled, which leaves out
-    # those a filling filter already answered "may" for (3 in a million at the default FPP)
+    # those a filling filter already answered "may" for (7 in a million at the default FPP)
     # and saves a hash set per zone. 0 exactly when the zone holds no value.
     ndv: np.ndarray
     data: np.ndarray  # uint8: every zone's bitset, back to back
