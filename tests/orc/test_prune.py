@@ -1210,3 +1210,39 @@ def test_timestamps_spark_reads_in_its_jvm_s_zone_may_match_at_any_offset(tmp_pa
     assert not ix.query(q).files  # DuckDB's reading: the wall clock as written
     old = "ts = TIMESTAMP '1900-01-01 00:00:00'"  # local mean time: offsets of any minute
     assert [u.may_match for u in orc.prune(lake / "a.orc", old, zone="UTC").units] == [True]
+
+
+def test_an_index_from_before_the_markers_probes_every_offset(tmp_path, monkeypatch):
+    """An index of a lake of files built before bloomskip marked ORC TIMESTAMP columns
+    (its schema lacks ``bloomskip.marked``) cannot tell them from Parquet's wall clocks:
+    each timestamp column without a zone is probed at every offset, so a JVM in New York
+    loses no row; a marked index of Parquet files keeps probing the wall clock only."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.orc as po
+    import pyarrow.parquet as pq
+
+    from bloomskip import index
+    from bloomskip.sources import files
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    walls = [dt.datetime(2023, 12, 31, 19) + dt.timedelta(days=30 * i) for i in range(3)]
+    po.write_table(pa.table({"ts": walls}), lake / "a.orc")
+    q = "ts = TIMESTAMP '2024-01-01 00:00:00'"
+    with monkeypatch.context() as m:  # the build before markers
+        m.setattr(files, "_mark", lambda schema, r: schema)
+        index.build(str(lake), ["ts"], str(tmp_path / "old"))
+    old = index.open(str(tmp_path / "old"))
+    assert old.schema()["ts"].jvm_clock
+    assert old.query(q, zone="UTC").files
+    assert not old.query(q).files  # no zone: the wall clock as written, as before
+
+    pq_lake = tmp_path / "pq"
+    pq_lake.mkdir()
+    pq.write_table(pa.table({"ts": walls}), pq_lake / "a.parquet")
+    index.build(str(pq_lake), ["ts"], str(tmp_path / "new"))
+    new = index.open(str(tmp_path / "new"))
+    assert not new.schema()["ts"].jvm_clock
+    assert not new.query(q, zone="UTC").files  # a Parquet wall clock: no offsets probed

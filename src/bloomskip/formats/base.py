@@ -126,6 +126,10 @@ INT96_KEY = b"bloomskip.int96"
 #: Field metadata of a column an ORC file stores as TIMESTAMP: wall clocks, which Spark
 #: reads as instants in its JVM's default time zone.
 JVM_CLOCK_KEY = b"bloomskip.jvm_clock"
+#: Schema metadata of a lake's schema in an index: its columns were marked (the two keys
+#: above). An index built before bloomskip marked them lacks it, and its timestamp columns
+#: without a time zone are taken as possibly ORC TIMESTAMPs (every UTC offset probed).
+MARKED_KEY = b"bloomskip.marked"
 
 
 _PER_DAY = {"s": 86_400, "ms": 86_400 * 10**3, "us": 86_400 * 10**6, "ns": 86_400 * 10**9}

@@ -51,7 +51,7 @@ from bloomskip.errors import CorruptFileError, InvalidParameterError, SourceErro
 from bloomskip.expr.bind import Column, bind, without_unknown
 from bloomskip.expr.expressions import Expression, terms
 from bloomskip.expr.sql import parse
-from bloomskip.formats.base import JVM_CLOCK_KEY
+from bloomskip.formats.base import JVM_CLOCK_KEY, MARKED_KEY
 from bloomskip.index import params, serving, store
 from bloomskip.index.decide import Decided, decide, evaluate
 from bloomskip.index.known import KnownValues
@@ -296,10 +296,12 @@ class ZoneIndex:
 
     def schema(self) -> dict[str, Column]:
         """The binding schema: every source column; indexed ones with the index's type."""
-        out = {}
+        out, unmarked = {}, self._unmarked()
         for f in self.manifest.schema:
             col = self.columns.get(f.name)
-            clock = JVM_CLOCK_KEY in (f.metadata or {})  # an ORC TIMESTAMP
+            clock = JVM_CLOCK_KEY in (f.metadata or {}) or (  # an ORC TIMESTAMP
+                unmarked and pa.types.is_timestamp(f.type) and f.type.tz is None
+            )
             out[f.name] = (
                 Column(f.type, f.name, jvm_clock=clock)
                 if col is None
@@ -311,6 +313,14 @@ class ZoneIndex:
                 )
             )
         return out
+
+    def _unmarked(self) -> bool:
+        """Is this an index of a lake of files built before bloomskip marked its schema's
+        ORC TIMESTAMP columns? Any of its timestamps without a zone may then be one."""
+        from bloomskip.sources.files import FileSource
+
+        marked = MARKED_KEY in (self.manifest.schema.metadata or {})
+        return not marked and isinstance(self.source, FileSource)
 
     def query(
         self,

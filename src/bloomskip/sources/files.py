@@ -33,7 +33,7 @@ from bloomskip.errors import (
     SourceChangedError,
     SourceError,
 )
-from bloomskip.formats.base import INT96_KEY, JVM_CLOCK_KEY
+from bloomskip.formats.base import INT96_KEY, JVM_CLOCK_KEY, MARKED_KEY
 from bloomskip.hashing.arrow import PhysicalSpec
 from bloomskip.objstore import (
     PYARROW_TO_URL,
@@ -364,14 +364,15 @@ class FileSource(Source):
 
 
 def _mark(schema: pa.Schema, r: formats.FileReader) -> pa.Schema:
-    """``schema`` (of ``r``'s file) with its INT96 and JVM-clock columns marked."""
+    """``schema`` (of ``r``'s file) with its INT96 and JVM-clock columns marked, and
+    itself marked as such (:data:`~bloomskip.formats.base.MARKED_KEY`)."""
     int96, clocks = r.microsecond_columns(), r.jvm_clock_columns()
     for i, f in enumerate(schema):
         keys = {INT96_KEY: b"true"} if f.name in int96 else {}
         keys |= {JVM_CLOCK_KEY: b"true"} if f.name in clocks else {}
         if keys:
             schema = schema.set(i, f.with_metadata({**(f.metadata or {}), **keys}))
-    return schema
+    return schema.with_metadata({**(schema.metadata or {}), MARKED_KEY: b"int96,jvm_clock"})
 
 
 def _probed(listing: Sequence[SourceFile]) -> list[SourceFile]:
