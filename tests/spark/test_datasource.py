@@ -827,6 +827,82 @@ def test_spark_written_lakes_read_as_spark_reads_them_in_another_time_zone(ds, t
             _ours(ds, orc_lake, orc_lake + ".idx").where("id = 2").collect()
 
 
+@pytest.mark.spark
+def test_orc_timestamps_declared_timestamp_are_read_in_the_jvm_s_zone(ds, tmp_path):
+    """Found (an earlier session's note): declared ``timestamp``, an ORC TIMESTAMP's wall
+    clock was taken as UTC, where Spark's ORC reader takes it in its JVM's default time
+    zone: on a JVM in New York every row came back four or five hours off, and
+    ``ts = TIMESTAMP '2024-07-01 12:00:00'`` found nothing. ``register`` now reads the
+    driver JVM's zone; a wall clock that zone holds twice is an error, not a guess."""
+    jtz = ds.sparkContext._jvm.java.util.TimeZone
+    before = jtz.getDefault()
+    lake = str(tmp_path / "orc")
+    jtz.setDefault(jtz.getTimeZone("America/New_York"))
+    try:
+        register(ds)  # the driver JVM's zone: New York
+        ds.sql(
+            "SELECT 1L id, TIMESTAMP '2024-07-01 12:00:00' ts UNION ALL "
+            "SELECT 2L, TIMESTAMP '2024-01-15 08:30:00.123456' UNION ALL SELECT 3L, NULL"
+        ).coalesce(1).write.orc(lake)
+        build(lake, ["id", "ts"], lake + ".idx")
+        ours = _ours(ds, lake, lake + ".idx", schema="id bigint, ts timestamp")
+        for q in [
+            "id > 0",
+            "ts = TIMESTAMP '2024-07-01 12:00:00'",
+            "ts IN (TIMESTAMP '2024-01-15 08:30:00.123456', TIMESTAMP '2024-01-15 03:30:00')",
+            "ts IS NULL",
+        ]:
+            want = _rows(ds.read.orc(lake).where(q))
+            assert want and _rows(ours.where(q)) == want, q
+        told = (
+            ds.read.format("bloomskip")
+            .option("index", lake + ".idx")
+            .option("jvmTimeZone", "UTC")
+            .schema("id bigint, ts timestamp")
+            .load(lake)
+        )  # told another zone, it reads in that one
+        assert _rows(told.where("id = 1")) != _rows(ds.read.orc(lake).where("id = 1"))
+        twice = str(tmp_path / "twice")  # 01:30 on 2024-11-03 happened twice in New York
+        ds.sql("SELECT 1L id, TIMESTAMP '2024-11-03 05:30:00' ts").coalesce(1).write.orc(twice)
+        build(twice, ["id"], twice + ".idx")
+        with pytest.raises(Exception, match="daylight-saving"):
+            _ours(ds, twice, twice + ".idx", schema="id bigint, ts timestamp").collect()
+        ntz = _ours(ds, twice, twice + ".idx", schema="id bigint, ts timestamp_ntz").collect()
+        assert ntz[0].ts == dt.datetime(2024, 11, 3, 1, 30)  # the wall clock as written
+    finally:
+        jtz.setDefault(before)
+        register(ds)
+
+
+def test_a_data_source_that_does_not_know_the_jvm_zone_refuses_orc_timestamps(tmp_path):
+    """Registered without :func:`register` (or on Spark Connect), the JVM's zone is not
+    known: an ORC TIMESTAMP declared ``timestamp`` is an error rather than UTC's guess."""
+    import pyarrow.compute as pc
+
+    from bloomskip.errors import InvalidParameterError, UnsupportedTypeError
+    from bloomskip.formats.base import JVM_CLOCK_KEY
+    from bloomskip.spark.readfile import conform
+
+    clock = pa.field("ts", pa.timestamp("ns"), metadata={JVM_CLOCK_KEY: b"true"})
+    table = pa.table(
+        [pa.array([dt.datetime(2024, 7, 1, 8)], pa.timestamp("ns"))], schema=pa.schema([clock])
+    )
+    target = pa.schema([pa.field("ts", pa.timestamp("us", "UTC"))])
+    with pytest.raises(UnsupportedTypeError, match="not known here"):
+        conform(table, target, {"ts": "ts"}, "f.orc")
+    got = conform(table, target, {"ts": "ts"}, "f.orc", jvm_zone="America/New_York")
+    assert got.column(0).cast(pa.int64()).to_pylist() == [
+        pc.assume_timezone(table.column(0), "America/New_York").cast(pa.int64())[0].as_py() // 1000
+    ]
+    ntz = pa.schema([pa.field("ts", pa.timestamp("us"))])
+    assert conform(table, ntz, {"ts": "ts"}, "f.orc").column(0)[0].as_py() == dt.datetime(
+        2024, 7, 1, 8
+    )
+    assert BloomskipDataSource({"index": "i", "jvmTimeZone": "GMT+05:30"}).jvm_zone == "+05:30"
+    with pytest.raises(InvalidParameterError, match="not a time zone"):
+        BloomskipDataSource({"index": "i", "jvmTimeZone": "Mars/Olympus"})
+
+
 def test_decimals_pyspark_may_have_rounded_are_not_pushed():
     wide = Decimal("-1.234567890123456789012345679E+29")  # 28 digits: maybe rounded
     assert translate(sds.EqualTo(("d",), wide)) is None

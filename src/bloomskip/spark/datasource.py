@@ -46,6 +46,8 @@ snapshot (the latest, or ``option("asOf", N)``), deletes applied: :mod:`.tables`
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import logging
 import os
@@ -170,7 +172,7 @@ class FilePartition(sds.InputPartition):
 
 #: The options the data source takes (lower case: Spark's are case-insensitive), and
 #: ``catalog.<property>``.
-OPTIONS = frozenset({"index", "path", "report", "asof"})
+OPTIONS = frozenset({"index", "path", "report", "asof", "jvmtimezone"})
 
 
 class BloomskipDataSource(sds.DataSource):
@@ -178,8 +180,13 @@ class BloomskipDataSource(sds.DataSource):
 
     Options: ``index`` (required) the zone index directory; ``path`` the Parquet/ORC
     source (given by ``.load(path)``; default: the source the index was built on);
-    ``report`` a local file to write the skip report to (JSON) at planning time.
+    ``report`` a local file to write the skip report to (JSON) at planning time;
+    ``jvmTimeZone`` the time zone Spark's ORC reader takes ORC TIMESTAMP wall clocks in
+    (its JVM's default; :func:`register` reads the driver's).
     """
+
+    #: The driver JVM's default time zone, as :func:`register` read it (None: unknown).
+    jvm_zone: str | None = None
 
     def __init__(self, options: dict[str, str]) -> None:
         super().__init__(options)
@@ -197,9 +204,11 @@ class BloomskipDataSource(sds.DataSource):
         if unknown:  # a misspelt option must not silently read something else
             raise InvalidParameterError(
                 f"the bloomskip data source has no option {', '.join(map(repr, unknown))} "
-                "(it takes index, path - one, from .load(path) - report, asOf and "
-                "catalog.<property>)"
+                "(it takes index, path - one, from .load(path) - report, asOf, "
+                "jvmTimeZone and catalog.<property>)"
             )
+        given = {str(k).lower(): v for k, v in options.items()}.get("jvmtimezone")
+        self.jvm_zone = _zone_id(str(given)) if given else type(self).jvm_zone
         self.index = str(index)
         self.path = options.get("path") or None
         self.report = options.get("report") or None
@@ -221,13 +230,53 @@ class BloomskipDataSource(sds.DataSource):
     def reader(self, schema: st.StructType) -> BloomskipReader:
         if self.path is not None:
             _refuse_lance_path(self.path)
-        return BloomskipReader(self.index, self.path, self.report, schema, self.options)
+        return BloomskipReader(
+            self.index, self.path, self.report, schema, self.options, self.jvm_zone
+        )
 
 
 def register(spark: Any) -> None:
     """Register ``spark.read.format("bloomskip")`` on ``spark``; calling it again re-registers
-    the same class, which changes nothing."""
-    spark.dataSource.register(BloomskipDataSource)
+    the same class, which changes nothing. The class registered knows the driver JVM's
+    default time zone, in which Spark's ORC reader takes ORC TIMESTAMP wall clocks."""
+    cls = BloomskipDataSource
+    zone = jvm_time_zone(spark)
+    if zone is not None:
+        with contextlib.suppress(InvalidParameterError):  # a zone pyarrow does not know
+            cls = _in_zone(zone)
+    spark.dataSource.register(cls)
+
+
+def jvm_time_zone(spark: Any) -> str | None:
+    """The default time zone of ``spark``'s driver JVM (None: it cannot be read, as on
+    Spark Connect)."""
+    try:
+        return str(spark.sparkContext._jvm.java.util.TimeZone.getDefault().getID())
+    except Exception:
+        return None
+
+
+@functools.cache
+def _in_zone(zone: str) -> type[BloomskipDataSource]:
+    """:class:`BloomskipDataSource` knowing ``zone``: a class made here, which pickles by
+    value (with its zone) into Spark's Python workers."""
+    return type(
+        "BloomskipDataSource",
+        (BloomskipDataSource,),
+        {"jvm_zone": _zone_id(zone), "__qualname__": "_in_zone.<locals>.BloomskipDataSource"},
+    )
+
+
+def _zone_id(zone: str) -> str:
+    """A time zone name pyarrow knows (a JVM's ``GMT+05:30`` as ``+05:30``), or an error."""
+    import pyarrow.compute as pc
+
+    name = zone[3:] if zone.startswith(("GMT+", "GMT-", "UTC+", "UTC-")) else zone
+    try:
+        pc.assume_timezone(pa.array([0], pa.timestamp("s")), name)
+    except (pa.ArrowException, ValueError):
+        raise InvalidParameterError(f"jvmTimeZone: {zone!r} is not a time zone") from None
+    return name
 
 
 def _open_index(index: str):
@@ -279,12 +328,14 @@ class BloomskipReader(sds.DataSourceReader):
         report: str | None,
         schema,
         options: dict[str, str] | None = None,
+        jvm_zone: str | None = None,
     ) -> None:
         self.index = index
         self.path = path
         self.report = report
         self.schema = schema
         self.options = dict(options or {})
+        self.jvm_zone = jvm_zone
         self.pushed: list[Expression] = []
         self.failure: str | None = None  # why the index is not used, if it is not
         self._zi: Any = None
@@ -536,7 +587,9 @@ class BloomskipReader(sds.DataSourceReader):
             return
         p = partition
         identity = None if p.size is None else (p.size, p.mtime_ns, p.etag)
-        yield from read_file(p.path, p.zones, identity, self.schema, p.keep, p.values)
+        yield from read_file(
+            p.path, p.zones, identity, self.schema, p.keep, p.values, self.jvm_zone
+        )
 
 
 def _is_table(path: str) -> bool:

@@ -13,6 +13,7 @@ from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 from pyspark.sql import types as st
 
@@ -23,6 +24,7 @@ from bloomskip.errors import (
     UnsupportedFileError,
     UnsupportedTypeError,
 )
+from bloomskip.formats.base import JVM_CLOCK_KEY
 from bloomskip.formats.ranges import merge_ranges
 from bloomskip.formats.ranges import overlap as _overlap
 from bloomskip.objstore import filesystem
@@ -44,19 +46,22 @@ def read_file(
     schema: st.StructType,
     keep: RowKeeper | None = None,
     values: Sequence[tuple[str, str | None]] = (),
+    jvm_zone: str | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of the file ``uri`` inside ``zones`` ((start, length) row ranges; None:
     every row), as batches of ``schema``; with ``keep``, only those it may want.
     ``identity`` is the file's (size, mtime_ns, etag) when indexed: if it changed, every
     row is read. ``values``: the file's partition values (:func:`partition_values`),
     which a declared column takes, as Spark's reader gives them (even over a column of
-    the same name in the file; ``keep`` then does not judge rows by the file's)."""
+    the same name in the file; ``keep`` then does not judge rows by the file's).
+    ``jvm_zone``: the time zone in which Spark's readers take an ORC TIMESTAMP's wall
+    clock (their JVM's default; :func:`conform`)."""
     target = spark_arrow_schema(schema)
     keys = [k for k, _ in values]
     if keep is not None and any(match_column(c, keys) is not None for c in keep.needs):
         keep = None
     for table, columns in read_tables(uri, zones, identity, target.names, keep):
-        yield conform(table, target, columns, uri, values)
+        yield conform(table, target, columns, uri, values, jvm_zone)
 
 
 def partition_values(uri: str, roots: Sequence[str]) -> tuple[tuple[str, str | None], ...]:
@@ -103,7 +108,8 @@ def read_tables(
     the file holds them: the file's columns matching ``fields`` (Spark's names), each
     with ``fields`` -> file column (None: not in it). With ``keep``, only the rows it may
     want: the columns it needs are read first, and the others of a unit only when one
-    of its rows is kept."""
+    of its rows is kept. A column the file stores as an ORC TIMESTAMP (a wall clock) is
+    marked (:data:`~bloomskip.formats.base.JVM_CLOCK_KEY`)."""
     fs, path = _filesystem(uri)
     if zones is not None and identity is not None:
         now = file_identity(uri)
@@ -119,6 +125,7 @@ def read_tables(
         except UnsupportedFileError as e:
             raise CorruptFileError(str(e)) from e
         counts, names = reader.unit_rows, reader.schema.names
+        clocks = reader.jvm_clock_columns()
         columns = {f: match_column(f, names) for f in fields}
         wanted = sorted({c for c in columns.values() if c is not None}, key=names.index)
         first = [c for c in names if keep is not None and c in keep.needs]
@@ -139,6 +146,8 @@ def read_tables(
                 raise CorruptFileError(f"{uri}: cannot read row group {i}: {e}") from e
             if local != [(0, n)]:
                 table = pa.concat_tables([table.slice(a, b - a) for a, b in local])
+            if clocks & set(cols):
+                table = _mark_clocks(table, clocks)
             return table if cols else table.select([])
 
         start = 0
@@ -157,10 +166,18 @@ def read_tables(
                 if rest:
                     more = read(i, rest, local, n)
                     for c in rest:
-                        table = table.append_column(c, more.column(c))
+                        table = table.append_column(more.schema.field(c), more.column(c))
                 table = table.filter(pa.array(may))
             if table.num_rows:
                 yield table, columns
+
+
+def _mark_clocks(table: pa.Table, clocks: frozenset[str]) -> pa.Table:
+    fields = [
+        f.with_metadata({**(f.metadata or {}), JVM_CLOCK_KEY: b"true"}) if f.name in clocks else f
+        for f in table.schema
+    ]
+    return pa.Table.from_arrays(table.columns, schema=pa.schema(fields, table.schema.metadata))
 
 
 def conform(
@@ -169,10 +186,13 @@ def conform(
     columns: dict[str, str | None],
     label: str,
     values: Sequence[tuple[str, str | None]] = (),
+    jvm_zone: str | None = None,
 ) -> pa.RecordBatch:
     """``table`` as one batch of exactly ``target`` (Spark checks types and widths); a
     column a partition directory names is its value there (``values``), as Spark's reader
-    takes it even when the file holds the column; one the file lacks too is nulls."""
+    takes it even when the file holds the column; one the file lacks too is nulls. A
+    marked ORC TIMESTAMP column declared ``timestamp`` is its wall clock in ``jvm_zone``,
+    as Spark's ORC reader takes it (:func:`_jvm_instants`)."""
     table = table.combine_chunks()
     arrays = []
     keys = [k for k, _ in values]
@@ -185,7 +205,10 @@ def conform(
             continue
         col = table.column(name)
         arr = col.chunk(0) if col.num_chunks == 1 else pa.concat_arrays(col.chunks)
-        arrays.append(_cast(arr, f.type, f"{label}: column {name!r}"))
+        what = f"{label}: column {name!r}"
+        if JVM_CLOCK_KEY in (table.schema.field(name).metadata or {}):
+            arr = _jvm_instants(arr, f.type, jvm_zone, what)
+        arrays.append(_cast(arr, f.type, what))
     return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
@@ -206,6 +229,32 @@ def _partition_column(value: str | None, f: pa.Field, n: int, label: str) -> pa.
             f"{label}: partition value {f.name}={value!r} is not a {f.type}: {e}"
         ) from None
     return pa.repeat(one[0], n) if n else pa.array([], f.type)
+
+
+def _jvm_instants(arr: pa.Array, t: pa.DataType, zone: str | None, what: str) -> pa.Array:
+    """An ORC TIMESTAMP's wall clocks (``arr``, as pyarrow reads them) as the instants
+    Spark's ORC reader makes of them for a column declared ``timestamp`` (``t``, with a
+    zone): each wall clock in its JVM's default time zone ``zone``. A wall clock that
+    names no instant there, or two (a daylight-saving change), is an error: which one
+    Spark took cannot be known here. Declared ``timestamp_ntz``, the wall clocks stay."""
+    if not (pa.types.is_timestamp(arr.type) and arr.type.tz is None):
+        return arr
+    if not (pa.types.is_timestamp(t) and t.tz is not None):
+        return arr
+    if zone is None:
+        raise UnsupportedTypeError(
+            f"{what}: an ORC TIMESTAMP declared timestamp is read in the JVM's default time "
+            "zone, which is not known here: register the data source with "
+            "bloomskip.spark.register(spark), give .option('jvmTimeZone', <zone>), or "
+            "declare it timestamp_ntz"
+        )
+    try:
+        return pc.assume_timezone(arr, zone, ambiguous="raise", nonexistent="raise")
+    except (pa.ArrowException, ValueError) as e:
+        raise UnsupportedTypeError(
+            f"{what}: {e} in the JVM's time zone {zone} (a daylight-saving change): read "
+            "this lake with Spark's reader (bloomskip.spark.plan_read)"
+        ) from None
 
 
 def _cast(arr: pa.Array, t: pa.DataType, what: str) -> pa.Array:
