@@ -68,6 +68,11 @@ class CorruptFileError(BloomskipError, ValueError):
     """
 
 
+class OutOfMemoryError(BloomskipError, MemoryError):
+    """What a file claims to hold (an index's zones) does not fit in this process's memory:
+    a damaged or forged file, or one too big for the machine."""
+
+
 class UnsupportedFileError(BloomskipError, ValueError):
     """A valid file that uses a feature bloomskip does not handle yet (e.g. encryption)."""
 

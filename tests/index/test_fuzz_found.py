@@ -110,6 +110,42 @@ def test_a_damaged_or_swapped_directory_is_refused(world):
     iw.one_line_error(lambda: index.open(root).query("s = 's0-3'"), "checksum|bytes|zones")
 
 
+def test_a_directory_copied_over_another_segment_s_of_the_same_size_is_refused(tmp_path):
+    """Found (hostile-input probe, 2026-11-29): two segments' directories of one size and
+    zone count - one copied over the other, nothing forged - passed every check; its
+    keys duplicated the first segment's, which the loader keeps once, so the second
+    segment's file lost its zones and a lookup that trusts the index dropped it. A
+    directory names itself now (here the manifest is made to agree on size and count)."""
+    import dataclasses
+
+    lake, idx = tmp_path / "lake", str(tmp_path / "idx")
+    lake.mkdir()
+    rng = np.random.default_rng(1)
+
+    def part(i: int) -> None:
+        s = [f"x{i}-{v:06d}" for v in rng.integers(10**6, size=1000)]
+        pq.write_table(pa.table({"s": s}), lake / f"p{i}.parquet")
+
+    for i in range(3):
+        part(i)
+    index.build(str(lake), ["s"], idx, zone_rows=250, progress=False)
+    for i in (3, 4):
+        part(i)
+        index.refresh(idx, progress=False)
+    m = store.read_manifest(idx)
+    col = m.columns["s"]
+    a, b = col.segments[1], col.segments[2]
+    shutil.copyfile(_path(idx, a.directory), _path(idx, b.directory))
+    same = dataclasses.replace(b, directory_size=a.directory_size, num_zones=a.num_zones)
+    segments = (*col.segments[:2], same)
+    columns = {**m.columns, "s": dataclasses.replace(col, segments=segments)}
+    store.publish(idx, dataclasses.replace(m, version=m.version + 1, columns=columns))
+    value = pq.read_table(lake / "p4.parquet").column("s")[0].as_py()
+    iw.one_line_error(
+        lambda: index.open(idx).query(f"s = '{value}'", check_source=False), "another segment"
+    )
+
+
 def test_a_damaged_fragment_table_is_refused_also_when_read_in_part(world):
     """Found: a damaged fragment table gave wrong paths to the lean lookup (no listing),
     and pyarrow's own errors escaped it as an OSError of several lines."""
@@ -527,3 +563,20 @@ def test_a_fragment_table_that_decodes_to_far_more_than_it_holds_is_refused(worl
         iw.one_line_error(lambda: index.open(root).query("s = 's0-3'"), match)
         iw.one_line_error(lambda: index.open(root).query("s = 's0-3'", check_source=False), match)
         iw.one_line_error(lambda: index.refresh(root, progress=False), match)
+
+
+def test_zones_that_do_not_fit_in_memory_are_a_typed_error(world, monkeypatch):
+    """Found (hostile-input probe, 2026-11-29): a forged directory of 66 KB whose zstd body
+    stands for 1 GB (40M zones; a real one of uniform zones compresses ~7,000x, so the
+    ratio cannot tell them apart) ended a lookup in a raw ``MemoryError`` under a 2 GiB
+    limit. It is an ``OutOfMemoryError`` (a ``MemoryError`` too) naming the column."""
+    from bloomskip.errors import OutOfMemoryError
+    from bloomskip.index import query
+
+    def outsized(*args, **kwargs):
+        raise MemoryError("Unable to allocate 305. MiB for an array with shape (40000000,)")
+
+    monkeypatch.setattr(query, "load_column", outsized)
+    with pytest.raises(OutOfMemoryError, match=r"column 's': its .* zones .* fit in memory") as e:
+        index.open(world["idx"]).query("s = 's0-3'")
+    assert isinstance(e.value, MemoryError) and "\n" not in str(e.value)

@@ -47,7 +47,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bloomskip.errors import CorruptFileError, InvalidParameterError, SourceError
+from bloomskip.errors import (
+    BloomskipError,
+    CorruptFileError,
+    InvalidParameterError,
+    OutOfMemoryError,
+    SourceError,
+)
 from bloomskip.expr.bind import Column, bind, without_unknown
 from bloomskip.expr.expressions import Expression, terms
 from bloomskip.expr.sql import parse
@@ -283,12 +289,22 @@ class ZoneIndex:
     def _column(self, name: str) -> ColumnData:
         if name not in self._columns:
             col, m = self.columns[name], self.manifest
-            if all(s.directory for s in col.segments):  # no fragment table needed
-                dropped = np.array(sorted(m.dropped), dtype=np.uint64)
-                data = load_column(self.storage, col, m.zoning, dropped=dropped)
-            else:
-                live = np.sort(self._live().to_numpy().astype(np.uint64))
-                data = load_column(self.storage, col, m.zoning, live=live)
+            try:
+                if all(s.directory for s in col.segments):  # no fragment table needed
+                    dropped = np.array(sorted(m.dropped), dtype=np.uint64)
+                    data = load_column(self.storage, col, m.zoning, dropped=dropped)
+                else:
+                    live = np.sort(self._live().to_numpy().astype(np.uint64))
+                    data = load_column(self.storage, col, m.zoning, live=live)
+            except MemoryError as e:  # a directory's zstd body can claim ~7,000x its size
+                if isinstance(e, BloomskipError):
+                    raise
+                zones = sum(s.num_zones for s in col.segments)
+                raise OutOfMemoryError(
+                    f"{self.root}: column {name!r}: its {zones:,} zones (as the manifest says) "
+                    "do not fit in memory: a damaged or forged index, or too big for this "
+                    "machine"
+                ) from None
             self._columns[name] = data
         return self._columns[name]
 

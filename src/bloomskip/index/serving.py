@@ -29,7 +29,9 @@ Files, per indexed column and segment (names in :mod:`.layout`):
   segment sorted by zone key (``fragment_id << 40 | zone_start``) with its ``length``,
   ``flags`` (has a null, has a value), ``ndv`` and size class; and per class where each
   frame ends in its slab and its CRC-32. A JSON header names the column (cross-checked
-  with the manifest) and the classes; the file ends with the CRC-32 of all before it.
+  with the manifest), the directory itself (a whole directory copied over another
+  segment's, of the same size and zone count, would otherwise hide that segment's
+  zones) and the classes; the file ends with the CRC-32 of all before it.
   About 26 bytes per zone and 12 per block row, read whole by a lookup.
 
 Every byte is untrusted: magic, header size and shape, section bounds and counts are
@@ -43,6 +45,7 @@ whose class is unknown is "may match".
 from __future__ import annotations
 
 import json
+import posixpath
 import threading
 import zlib
 from collections import OrderedDict
@@ -392,6 +395,7 @@ def write_directory(
     packed = _compress(body)
     header = {
         "column": identity,
+        "name": posixpath.basename(rel),  # a directory copied over another's is refused
         "zones": int(keys.shape[0]),
         "codec": "zstd",
         "classes": [
@@ -507,6 +511,9 @@ def read_directory(storage: Storage, rel: str, size: int, zones: int | None = No
     identity = header.get("column")
     if not isinstance(identity, dict):
         raise CorruptFileError(f"{label}: no column identity")
+    name = header.get("name", posixpath.basename(rel))  # unnamed: written before 2026-11-29
+    if name != posixpath.basename(rel):
+        raise CorruptFileError(f"{label}: is the directory {name!r}, of another segment")
     return Directory(
         rel, keys, lengths, flags, ndv, zone_class, position, classes, ends, crcs, identity
     )
