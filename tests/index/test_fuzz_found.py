@@ -580,3 +580,6 @@ def test_zones_that_do_not_fit_in_memory_are_a_typed_error(world, monkeypatch):
     with pytest.raises(OutOfMemoryError, match=r"column 's': its .* zones .* fit in memory") as e:
         index.open(world["idx"]).query("s = 's0-3'")
     assert isinstance(e.value, MemoryError) and "\n" not in str(e.value)
+    monkeypatch.setattr(query.ZoneIndex, "_served_table", outsized)  # the export, too
+    with pytest.raises(OutOfMemoryError, match="fit in memory"):
+        index.open(world["idx"]).zones("s")

@@ -37,10 +37,11 @@ an index and runs a lookup end to end.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -206,6 +207,10 @@ class ZoneIndex:
         start. Served segments give their filters back from the slabs (the whole column
         is read: an export, not a lookup)."""
         col = self.columns[params.column(column, list(self.columns), self.root)]
+        with self._fits(col):
+            return self._zone_table(col)
+
+    def _zone_table(self, col: ColumnIndex) -> pa.Table:
         live = self._live()
         tables = []
         for s in col.segments:
@@ -286,25 +291,33 @@ class ZoneIndex:
     def _live(self) -> pa.Array:
         return self.fragments().column("fragment_id").combine_chunks().cast(pa.uint64())
 
+    @contextlib.contextmanager
+    def _fits(self, col: ColumnIndex) -> Iterator[None]:
+        """A ``MemoryError`` while reading ``col``'s zones as :class:`OutOfMemoryError`: a
+        directory's zstd body can stand for ~7,000 times its size (uniform zones), so a
+        forged one of kilobytes can claim gigabytes as well as a real one can."""
+        try:
+            yield
+        except MemoryError as e:
+            if isinstance(e, BloomskipError):
+                raise
+            zones = sum(s.num_zones for s in col.segments)
+            raise OutOfMemoryError(
+                f"{self.root}: column {col.name!r}: its {zones:,} zones (as the manifest "
+                "says) do not fit in memory: a damaged or forged index, or too big for this "
+                "machine"
+            ) from None
+
     def _column(self, name: str) -> ColumnData:
         if name not in self._columns:
             col, m = self.columns[name], self.manifest
-            try:
+            with self._fits(col):
                 if all(s.directory for s in col.segments):  # no fragment table needed
                     dropped = np.array(sorted(m.dropped), dtype=np.uint64)
                     data = load_column(self.storage, col, m.zoning, dropped=dropped)
                 else:
                     live = np.sort(self._live().to_numpy().astype(np.uint64))
                     data = load_column(self.storage, col, m.zoning, live=live)
-            except MemoryError as e:  # a directory's zstd body can claim ~7,000x its size
-                if isinstance(e, BloomskipError):
-                    raise
-                zones = sum(s.num_zones for s in col.segments)
-                raise OutOfMemoryError(
-                    f"{self.root}: column {name!r}: its {zones:,} zones (as the manifest says) "
-                    "do not fit in memory: a damaged or forged index, or too big for this "
-                    "machine"
-                ) from None
             self._columns[name] = data
         return self._columns[name]
 
