@@ -842,7 +842,8 @@ def test_orc_timestamps_declared_timestamp_are_read_in_the_jvm_s_zone(ds, tmp_pa
         register(ds)  # the driver JVM's zone: New York
         ds.sql(
             "SELECT 1L id, TIMESTAMP '2024-07-01 12:00:00' ts UNION ALL "
-            "SELECT 2L, TIMESTAMP '2024-01-15 08:30:00.123456' UNION ALL SELECT 3L, NULL"
+            "SELECT 2L, TIMESTAMP '2024-01-15 08:30:00.123456' UNION ALL SELECT 3L, NULL "
+            "UNION ALL SELECT 4L, TIMESTAMP '2079-06-30 16:43:26.614007'"  # past 2037's rules
         ).coalesce(1).write.orc(lake)
         build(lake, ["id", "ts"], lake + ".idx")
         ours = _ours(ds, lake, lake + ".idx", schema="id bigint, ts timestamp")
@@ -874,6 +875,45 @@ def test_orc_timestamps_declared_timestamp_are_read_in_the_jvm_s_zone(ds, tmp_pa
         register(ds)
 
 
+@pytest.mark.spark
+@pytest.mark.parametrize("zone", ["America/New_York", "Australia/Lord_Howe", "Europe/Dublin"])
+def test_orc_timestamps_of_random_instants_read_as_spark_s_orc_reader(ds, tmp_path, zone):
+    """Random instants from 1920 to 2100 (the zones' DST rules, Lord Howe's half hour,
+    Dublin's negative "winter time", years past 2037), written by Spark under a JVM in
+    ``zone`` and read back declared ``timestamp``: the rows of Spark's ORC reader."""
+    import random
+
+    rng = random.Random(zone)
+    lo = int(dt.datetime(1920, 1, 1, tzinfo=dt.UTC).timestamp())
+    hi = int(dt.datetime(2100, 1, 1, tzinfo=dt.UTC).timestamp())
+    micros = [
+        rng.randint(lo, hi) * 10**6 + rng.choice([0, rng.randint(1, 999_999)]) for _ in range(200)
+    ]
+    jtz = ds.sparkContext._jvm.java.util.TimeZone
+    before = jtz.getDefault()
+    lake = str(tmp_path / "orc")
+    jtz.setDefault(jtz.getTimeZone(zone))
+    try:
+        register(ds)
+        ds.createDataFrame(
+            [(i, m) for i, m in enumerate(micros)], "id bigint, m bigint"
+        ).selectExpr("id", "timestamp_micros(m) ts").coalesce(1).write.orc(lake)
+        build(lake, ["ts"], lake + ".idx")
+        ours = _ours(ds, lake, lake + ".idx", schema="id bigint, ts timestamp")
+        try:
+            got = _rows(ours)
+        except Exception as e:  # only a wall clock a DST change made ambiguous
+            assert "daylight-saving" in str(e), str(e)[-500:]
+            return
+        assert got == _rows(ds.read.orc(lake))
+        value = ds.read.orc(lake).where("id = 7").collect()[0].ts
+        q = f"ts = TIMESTAMP '{value}'"  # a lookup through the index, in the session's UTC
+        assert _rows(ours.where(q)) == _rows(ds.read.orc(lake).where(q))
+    finally:
+        jtz.setDefault(before)
+        register(ds)
+
+
 def test_a_data_source_that_does_not_know_the_jvm_zone_refuses_orc_timestamps(tmp_path):
     """Registered without :func:`register` (or on Spark Connect), the JVM's zone is not
     known: an ORC TIMESTAMP declared ``timestamp`` is an error rather than UTC's guess."""
@@ -898,6 +938,21 @@ def test_a_data_source_that_does_not_know_the_jvm_zone_refuses_orc_timestamps(tm
     assert conform(table, ntz, {"ts": "ts"}, "f.orc").column(0)[0].as_py() == dt.datetime(
         2024, 7, 1, 8
     )
+    late = pa.array([dt.datetime(2079, 6, 30, 12, 43)], pa.timestamp("ns"))
+    got = conform(
+        pa.table([late], schema=pa.schema([clock])),
+        target,
+        {"ts": "ts"},
+        "f.orc",
+        (),
+        "America/New_York",
+    )  # pyarrow's own rules end in 2037 (standard time after): zoneinfo's summer time
+    assert got.column(0)[0].as_py() == dt.datetime(2079, 6, 30, 16, 43, tzinfo=dt.UTC)
+    lmt = pa.table(
+        [pa.array([dt.datetime(1909, 6, 20, 12)], pa.timestamp("ns"))], schema=pa.schema([clock])
+    )
+    with pytest.raises(UnsupportedTypeError, match="local mean time of America/Sao_Paulo"):
+        conform(lmt, target, {"ts": "ts"}, "f.orc", (), "America/Sao_Paulo")
     assert BloomskipDataSource({"index": "i", "jvmTimeZone": "GMT+05:30"}).jvm_zone == "+05:30"
     with pytest.raises(InvalidParameterError, match="not a time zone"):
         BloomskipDataSource({"index": "i", "jvmTimeZone": "Mars/Olympus"})
