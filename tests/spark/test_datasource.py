@@ -951,9 +951,9 @@ def test_a_data_source_that_does_not_know_the_jvm_zone_refuses_orc_timestamps(tm
     lmt = pa.table(
         [pa.array([dt.datetime(1909, 6, 20, 12)], pa.timestamp("ns"))], schema=pa.schema([clock])
     )
-    with pytest.raises(UnsupportedTypeError, match="local mean time of America/Sao_Paulo"):
+    with pytest.raises(UnsupportedTypeError, match="local mean time, .* America/Sao_Paulo"):
         conform(lmt, target, {"ts": "ts"}, "f.orc", (), "America/Sao_Paulo")
-    assert BloomskipDataSource({"index": "i", "jvmTimeZone": "GMT+05:30"}).jvm_zone == "+05:30"
+    assert BloomskipDataSource({"index": "i", "jvmTimeZone": "GMT+05:30"}).jvm_zone == "GMT+05:30"
     with pytest.raises(InvalidParameterError, match="not a time zone"):
         BloomskipDataSource({"index": "i", "jvmTimeZone": "Mars/Olympus"})
 

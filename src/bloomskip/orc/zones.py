@@ -8,7 +8,10 @@ the writer's zone: ``millis + zone.getOffset(millis)``. This module gives those 
   (through ``zoneinfo``) or a custom ``GMT+hh:mm`` id, UTC aliases as UTC;
 * :func:`offsets_ms` is ``TimeZone.getOffset`` for an array of instants (epoch ms),
   from a table of each zone's offsets from 1800 to 2200 (:func:`_zone_table`) and
-  ``zoneinfo`` one value at a time outside it.
+  ``zoneinfo`` one value at a time outside it;
+* :func:`wall_instants` goes the other way, wall clocks to instants, saying which wall
+  clocks name two instants or none (what Spark's ORC reader makes of an ORC TIMESTAMP
+  in its JVM's zone: :mod:`bloomskip.spark.readfile`).
 
 ``zoneinfo`` applies a zone's rule for years past its last listed transition, as Java's
 ``TimeZone`` does; pyarrow's time zone kernels do not (they keep standard time after
@@ -116,3 +119,39 @@ def offsets_ms(ms: np.ndarray, zone: str) -> np.ndarray:
         except (OverflowError, OSError, ValueError):  # beyond datetime's years 1..9999
             out[i] = offsets[0] if sec[i] < _TABLE_START else offsets[-1]
     return out
+
+
+#: What :func:`wall_instants` says of each wall clock: one instant, two (an hour the
+#: clocks went back over), none (an hour they skipped).
+ONE, TWO, NONE = 0, 1, 2
+
+
+def wall_instants(
+    walls: np.ndarray, per_second: int, zone: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Wall clocks in ``zone`` (int64 counts of ``1 / per_second`` s since 1970-01-01 on
+    the wall) as instants (the same unit), by the offsets of :func:`offsets_ms` (Java's
+    ``TimeZone``, its rule applied past 2037): per value the instant, what it is
+    (:data:`ONE`, :data:`TWO` - the earlier instant is given - or :data:`NONE`) and the
+    offset taken (ms). The offsets a day either side are tried: a change of offset of up
+    to a day (Samoa skipped one in 2011) is seen; two changes within two days, which the
+    database does not have, would give :data:`NONE`."""
+    walls = np.asarray(walls, dtype=np.int64)
+
+    def ms(x: np.ndarray) -> np.ndarray:
+        return x // (per_second // 1000) if per_second >= 1000 else x * (1000 // per_second)
+
+    def unit(off_ms: np.ndarray) -> np.ndarray:  # offsets are whole seconds
+        return (
+            off_ms * (per_second // 1000) if per_second >= 1000 else off_ms // (1000 // per_second)
+        )
+
+    day = 86_400 * per_second
+    before, after = offsets_ms(ms(walls - day), zone), offsets_ms(ms(walls + day), zone)
+    first, second = walls - unit(before), walls - unit(after)
+    ok_first = offsets_ms(ms(first), zone) == before
+    ok_second = offsets_ms(ms(second), zone) == after
+    what = np.where(ok_first | ok_second, ONE, NONE).astype(np.int8)
+    what[ok_first & ok_second & (first != second)] = TWO
+    instants = np.where(ok_first, np.minimum(first, np.where(ok_second, second, first)), second)
+    return instants, what, np.where(ok_first, before, after)

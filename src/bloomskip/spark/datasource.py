@@ -268,15 +268,14 @@ def _in_zone(zone: str) -> type[BloomskipDataSource]:
 
 
 def _zone_id(zone: str) -> str:
-    """A time zone name pyarrow knows (a JVM's ``GMT+05:30`` as ``+05:30``), or an error."""
-    import pyarrow.compute as pc
+    """A time zone as Java names one (a tz database id, ``GMT+05:30``), or an error."""
+    from bloomskip.orc import zones
 
-    name = zone[3:] if zone.startswith(("GMT+", "GMT-", "UTC+", "UTC-")) else zone
     try:
-        pc.assume_timezone(pa.array([0], pa.timestamp("s")), name)
-    except (pa.ArrowException, ValueError):
+        zones.tzinfo(zone)
+    except InvalidParameterError:
         raise InvalidParameterError(f"jvmTimeZone: {zone!r} is not a time zone") from None
-    return name
+    return zone
 
 
 def _open_index(index: str):

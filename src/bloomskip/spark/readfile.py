@@ -8,14 +8,11 @@ zones' row offsets no longer apply to it.
 
 from __future__ import annotations
 
-import datetime as dt
-import zoneinfo
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.fs as pafs
 from pyspark.sql import types as st
 
@@ -233,23 +230,16 @@ def _partition_column(value: str | None, f: pa.Field, n: int, label: str) -> pa.
     return pa.repeat(one[0], n) if n else pa.array([], f.type)
 
 
-#: pyarrow's time zone rules end with a zone file's last listed change (2037): it ignores
-#: the rule for later years that the file ends with, where Java does not (a summer wall
-#: clock of 2079 in New York came out an hour off). Wall clocks from here on are taken
-#: with Python's ``zoneinfo``.
-_RULES_END = dt.datetime(2037, 1, 1)
-_EPOCH = dt.datetime(1970, 1, 1)
-
-
 def _jvm_instants(arr: pa.Array, t: pa.DataType, zone: str | None, what: str) -> pa.Array:
     """An ORC TIMESTAMP's wall clocks (``arr``, as pyarrow reads them) as the instants
     Spark's ORC reader makes of them for a column declared ``timestamp`` (``t``, with a
-    zone): each wall clock in its JVM's default time zone ``zone``. A wall clock that
-    names no instant there, or two (a daylight-saving change), is an error: which one
-    Spark took cannot be known here. So is one in the zone's local mean time (an offset
-    of odd seconds, before its first standard time), where ORC's C++ reader, pyarrow's,
-    and ORC Java disagree on the wall clock itself (Sao Paulo in 1909: 6 min 28 s).
-    Declared ``timestamp_ntz``, the wall clocks stay."""
+    zone): each wall clock in its JVM's default time zone ``zone``, by Java's rules
+    (:func:`bloomskip.orc.zones.wall_instants`; pyarrow's own keep standard time after
+    2037). A wall clock that names no instant there, or two (a daylight-saving change),
+    is an error: which one Spark took cannot be known here. So is one at an offset of odd
+    seconds (a zone's local mean time, before its first standard time), where ORC's C++
+    reader (pyarrow's) and ORC Java disagree on the wall clock itself (Sao Paulo in 1909:
+    by 6 min 28 s). Declared ``timestamp_ntz``, the wall clocks stay."""
     if not (pa.types.is_timestamp(arr.type) and arr.type.tz is None):
         return arr
     if not (pa.types.is_timestamp(t) and t.tz is not None):
@@ -261,42 +251,22 @@ def _jvm_instants(arr: pa.Array, t: pa.DataType, zone: str | None, what: str) ->
             "bloomskip.spark.register(spark), give .option('jvmTimeZone', <zone>), or "
             "declare it timestamp_ntz"
         )
-    after = f"in the JVM's time zone {zone}: read this lake with Spark's reader (plan_read)"
-    try:
-        out = pc.assume_timezone(arr, zone, ambiguous="raise", nonexistent="raise")
-    except (pa.ArrowException, ValueError) as e:
-        raise UnsupportedTypeError(f"{what}: {e} (a daylight-saving change) {after}") from None
+    from bloomskip.orc import zones
+
     per_second = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[arr.type.unit]
     valid = arr.is_valid().to_numpy(zero_copy_only=False)
-    walls = arr.fill_null(0).cast(pa.int64()).to_numpy(zero_copy_only=False)
-    got = out.fill_null(0).cast(pa.int64()).to_numpy(zero_copy_only=False).copy()
-    end = pa.scalar(_RULES_END, arr.type).cast(pa.int64()).as_py()
-    late = np.flatnonzero(valid & (walls >= end))
-    if late.size and not zone.startswith(("+", "-")):
-        rules = zoneinfo.ZoneInfo(zone)
-        for i in late.tolist():
-            secs, frac = divmod(int(walls[i]), per_second)
-            wall = _EPOCH + dt.timedelta(seconds=secs)
-            first, second = (wall.replace(tzinfo=rules, fold=k).utcoffset() for k in (0, 1))
-            if first != second or first is None:
-                raise UnsupportedTypeError(
-                    f"{what}: {wall} names no instant or two (a daylight-saving change) {after}"
-                )
-            got[i] = (secs - int(first.total_seconds())) * per_second + frac
-    odd = np.flatnonzero(valid & ((walls - got) % (60 * per_second) != 0))
-    if odd.size:
-        raise UnsupportedTypeError(
-            f"{what}: {arr[int(odd[0])].as_py()} is in the local mean time of {zone} (before "
-            f"its first standard offset), where ORC readers disagree on the wall clock, {after}"
-        )
-    return _with_nulls(got, arr, zone)
-
-
-def _with_nulls(values: np.ndarray, like: pa.Array, zone: str) -> pa.Array:
-    """``values`` (int64, per ``like``'s unit) as timestamps in ``zone``, null where
-    ``like`` is."""
-    mask = None if like.null_count == 0 else ~like.is_valid().to_numpy(zero_copy_only=False)
-    return pa.array(values, pa.int64(), mask=mask).cast(pa.timestamp(like.type.unit, zone))
+    walls = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    instants, what_is, offsets = zones.wall_instants(walls, per_second, zone)
+    after = f"in the JVM's time zone {zone}: read this lake with Spark's reader (plan_read)"
+    for bad, why in [
+        (what_is != zones.ONE, "names no instant or two (a daylight-saving change)"),
+        (offsets % 60_000 != 0, "falls in local mean time, where ORC readers disagree"),
+    ]:
+        at = np.flatnonzero(valid & bad)
+        if at.size:
+            raise UnsupportedTypeError(f"{what}: {arr[int(at[0])].as_py()} {why} {after}")
+    mask = None if arr.null_count == 0 else ~valid
+    return pa.array(instants, pa.int64(), mask=mask).cast(pa.timestamp(arr.type.unit, "UTC"))
 
 
 def _cast(arr: pa.Array, t: pa.DataType, what: str) -> pa.Array:
