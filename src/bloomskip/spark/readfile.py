@@ -237,9 +237,10 @@ def _jvm_instants(arr: pa.Array, t: pa.DataType, zone: str | None, what: str) ->
     (:func:`bloomskip.orc.zones.wall_instants`; pyarrow's own keep standard time after
     2037). A wall clock that names no instant there, or two (a daylight-saving change),
     is an error: which one Spark took cannot be known here. So is one at an offset of odd
-    seconds (a zone's local mean time, before its first standard time), where ORC's C++
-    reader (pyarrow's) and ORC Java disagree on the wall clock itself (Sao Paulo in 1909:
-    by 6 min 28 s). Declared ``timestamp_ntz``, the wall clocks stay."""
+    seconds (a local mean time: before its first standard time a zone keeps one, where
+    ORC's C++ reader, pyarrow's, and ORC Java disagree on the wall clock itself - Sao
+    Paulo in 1909 by 6 min 28 s; a few zones kept another later, refused alike).
+    Declared ``timestamp_ntz``, the wall clocks stay."""
     if not (pa.types.is_timestamp(arr.type) and arr.type.tz is None):
         return arr
     if not (pa.types.is_timestamp(t) and t.tz is not None):
@@ -260,7 +261,7 @@ def _jvm_instants(arr: pa.Array, t: pa.DataType, zone: str | None, what: str) ->
     after = f"in the JVM's time zone {zone}: read this lake with Spark's reader (plan_read)"
     for bad, why in [
         (what_is != zones.ONE, "names no instant or two (a daylight-saving change)"),
-        (offsets % 60_000 != 0, "falls in local mean time, where ORC readers disagree"),
+        (offsets % 60_000 != 0, "is in a local mean time, where ORC readers may disagree"),
     ]:
         at = np.flatnonzero(valid & bad)
         if at.size:
