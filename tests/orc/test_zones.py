@@ -61,3 +61,12 @@ def test_gaps_overlaps_and_years_past_the_listed_changes():
         zones.ONE,
         19_800_000,
     )
+
+
+def test_a_zone_s_first_change_of_offset_ends_its_local_mean_time():
+    def at(*a) -> int:
+        return int(dt.datetime(*a, tzinfo=dt.UTC).timestamp()) * 1000
+
+    assert at(1914, 1, 1) <= zones.first_change_ms("America/Sao_Paulo") <= at(1914, 1, 2)
+    assert at(1883, 11, 18) <= zones.first_change_ms("America/New_York") <= at(1883, 11, 19)
+    assert zones.first_change_ms("UTC") is None and zones.first_change_ms("GMT+05:30") is None

@@ -951,8 +951,13 @@ def test_a_data_source_that_does_not_know_the_jvm_zone_refuses_orc_timestamps(tm
     lmt = pa.table(
         [pa.array([dt.datetime(1909, 6, 20, 12)], pa.timestamp("ns"))], schema=pa.schema([clock])
     )
-    with pytest.raises(UnsupportedTypeError, match="local mean time, .* America/Sao_Paulo"):
+    with pytest.raises(UnsupportedTypeError, match=r"local mean time, .* America/Sao_Paulo"):
         conform(lmt, target, {"ts": "ts"}, "f.orc", (), "America/Sao_Paulo")
+    old = pa.table(
+        [pa.array([dt.datetime(1901, 6, 20, 12)], pa.timestamp("ns"))], schema=lmt.schema
+    )
+    madras = conform(old, target, {"ts": "ts"}, "f.orc", (), "Asia/Kolkata")  # +5:21:10 then
+    assert madras.column(0)[0].as_py() == dt.datetime(1901, 6, 20, 6, 38, 50, tzinfo=dt.UTC)
     assert BloomskipDataSource({"index": "i", "jvmTimeZone": "GMT+05:30"}).jvm_zone == "GMT+05:30"
     with pytest.raises(InvalidParameterError, match="not a time zone"):
         BloomskipDataSource({"index": "i", "jvmTimeZone": "Mars/Olympus"})

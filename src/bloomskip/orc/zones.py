@@ -155,3 +155,13 @@ def wall_instants(
     what[ok_first & ok_second & (first != second)] = TWO
     instants = np.where(ok_first, np.minimum(first, np.where(ok_second, second, first)), second)
     return instants, what, np.where(ok_first, before, after)
+
+
+def first_change_ms(zone: str) -> int | None:
+    """When ``zone`` first changed its offset after 1800 (epoch ms; None: never). Before
+    it, a zone keeps its local mean time (ORC's C++ and Java readers disagree there)."""
+    tz = tzinfo(zone)
+    if tz is _dt.UTC or isinstance(tz, _dt.timezone):
+        return None
+    starts, _ = _zone_table(zone)
+    return int(starts[1]) * 1000 if starts.shape[0] > 1 else None

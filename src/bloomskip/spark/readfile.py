@@ -236,11 +236,10 @@ def _jvm_instants(arr: pa.Array, t: pa.DataType, zone: str | None, what: str) ->
     zone): each wall clock in its JVM's default time zone ``zone``, by Java's rules
     (:func:`bloomskip.orc.zones.wall_instants`; pyarrow's own keep standard time after
     2037). A wall clock that names no instant there, or two (a daylight-saving change),
-    is an error: which one Spark took cannot be known here. So is one at an offset of odd
-    seconds (a local mean time: before its first standard time a zone keeps one, where
-    ORC's C++ reader, pyarrow's, and ORC Java disagree on the wall clock itself - Sao
-    Paulo in 1909 by 6 min 28 s; a few zones kept another later, refused alike).
-    Declared ``timestamp_ntz``, the wall clocks stay."""
+    is an error: which one Spark took cannot be known here. So is one before the zone's
+    first change of offset (its local mean time, of odd seconds), where ORC's C++ reader,
+    pyarrow's, and ORC Java disagree on the wall clock itself (Sao Paulo in 1909: by 6 min
+    28 s). Declared ``timestamp_ntz``, the wall clocks stay."""
     if not (pa.types.is_timestamp(arr.type) and arr.type.tz is None):
         return arr
     if not (pa.types.is_timestamp(t) and t.tz is not None):
@@ -259,9 +258,14 @@ def _jvm_instants(arr: pa.Array, t: pa.DataType, zone: str | None, what: str) ->
     walls = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
     instants, what_is, offsets = zones.wall_instants(walls, per_second, zone)
     after = f"in the JVM's time zone {zone}: read this lake with Spark's reader (plan_read)"
+    first = zones.first_change_ms(zone)
+    ancient = np.zeros(len(walls), np.bool_)
+    if first is not None:  # before it, the local mean time: odd seconds of offset
+        ms = instants // (per_second // 1000) if per_second >= 1000 else instants * 1000
+        ancient = (ms < first) & (offsets % 60_000 != 0)
     for bad, why in [
         (what_is != zones.ONE, "names no instant or two (a daylight-saving change)"),
-        (offsets % 60_000 != 0, "is in a local mean time, where ORC readers may disagree"),
+        (ancient, "is in its local mean time, where ORC readers disagree"),
     ]:
         at = np.flatnonzero(valid & bad)
         if at.size:
