@@ -466,6 +466,55 @@ def test_a_date_equals_a_timestamp_at_its_day_s_first_instant_in_the_session_zon
         assert isinstance(convert(gap, pa.date32()), NoMatch)
 
 
+def test_a_timestamp_against_wall_clocks_moves_over_a_gap_as_spark_casts_it():
+    """Found (time-zone interop probe, 2026-11-29): Spark compares a TIMESTAMP_NTZ or DATE
+    column with a TIMESTAMP literal through the session zone (a file scan casts the
+    literal to the column's type): in New York ``ntz = TIMESTAMP '2024-03-10 02:30:00'``
+    matches 03:30, the hour that day skipped moved on, and in Samoa, which skipped
+    2011-12-30, ``d = TIMESTAMP '2011-12-30 00:00:00'`` matches 2011-12-31. The index
+    probed only the literal's own wall clock and date: files holding the match were
+    ruled out."""
+    second = 10**6
+    skipped = Literal("timestamp", "2024-03-10 02:30:00")
+    got = convert(skipped, pa.timestamp("us"), "America/New_York")
+    wall = 1710037800 * second  # 2024-03-10 02:30 on the wall
+    assert isinstance(got, Values) and {wall, wall + 3600 * second} <= set(got.values)
+    day = Literal("timestamp", "2011-12-30 00:00:00")
+    got = convert(day, pa.date32(), "Pacific/Apia")
+    assert isinstance(got, Values)
+    assert {dt.date(2011, 12, 30), dt.date(2011, 12, 31)} <= set(got.values)  # and 29th
+    ordinary = Literal("timestamp", "2024-07-01 12:00:00")
+    assert convert(ordinary, pa.date32(), "Pacific/Apia") == convert(ordinary, pa.date32())
+
+
+@given(
+    zone=st.sampled_from(["America/New_York", "Australia/Lord_Howe", "Pacific/Apia"]),
+    year=st.integers(1920, 2120),
+    change=st.integers(0, 1),
+    minutes=st.integers(-150, 150),
+)
+def test_a_timestamp_literal_probes_the_wall_clock_spark_casts_it_to(zone, year, change, minutes):
+    """Wall clocks around a zone's changes of offset (1920-2120): the NTZ value Spark
+    compares - the wall clock read as an instant in the session zone, a skipped one moved
+    on, and back - is among those probed."""
+    import zoneinfo
+
+    tz = zoneinfo.ZoneInfo(zone)
+    start = dt.datetime(year, 1, 1, tzinfo=dt.UTC)
+    changes = [
+        start + dt.timedelta(hours=h)
+        for h in range(1, 366 * 24)
+        if (start + dt.timedelta(hours=h)).astimezone(tz).utcoffset()
+        != (start + dt.timedelta(hours=h - 1)).astimezone(tz).utcoffset()
+    ]
+    at = changes[change % len(changes)] if changes else start
+    wall = at.astimezone(tz).replace(tzinfo=None) + dt.timedelta(minutes=minutes)
+    spark = wall.replace(tzinfo=tz, fold=0).astimezone(dt.UTC).astimezone(tz).replace(tzinfo=None)
+    got = convert(Literal("timestamp", wall.isoformat(sep=" ")), pa.timestamp("us"), zone)
+    micros = (spark - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+    assert isinstance(got, Values) and micros in got.values
+
+
 def test_spark_literal_suffixes_get_a_way_out():
     """Found (tables probe): ``ZoneIndex.query("id = 5L")`` said "'id = 5 AS L' is a
     statement": 5L is Spark's BIGINT literal, which the generic SQL reads as an alias.

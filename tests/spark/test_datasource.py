@@ -963,6 +963,44 @@ def test_a_data_source_that_does_not_know_the_jvm_zone_refuses_orc_timestamps(tm
         BloomskipDataSource({"index": "i", "jvmTimeZone": "Mars/Olympus"})
 
 
+@pytest.mark.spark
+def test_a_timestamp_against_wall_clocks_over_a_gap_reads_as_spark_s_scan(ds, tmp_path):
+    """Found (time-zone interop probe, 2026-11-29): in New York
+    ``ntz = TIMESTAMP '2024-03-10 02:30:00'`` is 03:30 to Spark's scan (the skipped hour
+    moved on); the index probed 02:30 only and ruled 03:30's file out, and a lookup read
+    on the driver (a local relation, where Spark casts the column instead) kept 02:30.
+    Samoa skipped 2011-12-30: ``d = TIMESTAMP '2011-12-30 00:00:00'`` is 2011-12-31."""
+    from bloomskip import index
+    from bloomskip.spark import open_lake, plan_read
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    rows = [
+        ("2024-03-10 02:30:00", dt.date(2011, 12, 30)),
+        ("2024-03-10 03:30:00", dt.date(2011, 12, 31)),
+    ]
+    for i, (ntz, d) in enumerate(rows):
+        t = pa.table(
+            {"ntz": pa.array([dt.datetime.fromisoformat(ntz)], pa.timestamp("us")), "d": [d]}
+        )
+        pq.write_table(t, lake / f"part-{i}.parquet")
+    idx = str(tmp_path / "idx")
+    build(str(lake), ["ntz", "d"], idx, zone_rows=1)
+    for zone, q in [
+        ("America/New_York", "ntz = TIMESTAMP '2024-03-10 02:30:00'"),
+        ("Pacific/Apia", "d = TIMESTAMP '2011-12-30 00:00:00'"),
+    ]:
+        with spark_conf(ds, {"spark.sql.session.timeZone": zone}):
+            want = _rows(ds.read.parquet(str(lake)).where(q))
+            assert want, q
+            assert _rows(_ours(ds, str(lake), idx).where(q)) == want, q
+            plan = open_lake(ds, str(lake), idx).plan(q)
+            assert _rows(plan.df) == want and plan.way == "spark", (q, plan.way_why)
+            assert _rows(plan_read(ds, str(lake), idx, q).df) == want, q
+            files = {os.path.basename(f.path) for f in index.open(idx).query(q, zone=zone).files}
+            assert "part-1.parquet" in files, (q, files)
+
+
 def test_decimals_pyspark_may_have_rounded_are_not_pushed():
     wide = Decimal("-1.234567890123456789012345679E+29")  # 28 digits: maybe rounded
     assert translate(sds.EqualTo(("d",), wide)) is None

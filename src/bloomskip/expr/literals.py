@@ -117,7 +117,7 @@ def convert(
             instant = _timestamp(lit, pa.timestamp(t.unit, "UTC"), zone)
             if any_clock:
                 instant = _at_every_offset(instant, t.unit)
-            return _either(_timestamp(lit, t), instant)
+            return _either(_timestamp(lit, t, zone), instant)
         if pa.types.is_date(t):
             return _date(lit, zone)
         return _convert(lit, t)
@@ -408,6 +408,15 @@ def _date(lit: Literal, zone: str | None = None) -> Converted:
     date, nanos, offset = parsed
     if offset is not None:
         return Unknown(f"{lit} has a time zone; a date column has none")
+    if lit.kind == "timestamp" and nanos == 0:
+        # Spark compares date_col = TIMESTAMP '2011-12-30 00:00:00' as date_col = the
+        # literal's date in the session zone: Samoa skipped that day, so 2011-12-31.
+        walls = _round_trips(date, 0, (date - _EPOCH).days * _DAY_NS, zone)
+        if isinstance(walls, Unknown):
+            return walls
+        days = sorted({w // _DAY_NS for w in walls if w % _DAY_NS == 0})
+        dates = tuple(_EPOCH + dt.timedelta(days=d) for d in days)
+        return Values(dates, exact=dates == (date,))
     if nanos == 0 or lit.kind in ("date", "string"):
         # Text cast to DATE loses its time of day (PostgreSQL, DuckDB, Spark):
         # date_col = '2024-01-31 10:00' matches 2024-01-31, as DATE '2024-01-31 10:00' is.
@@ -477,6 +486,13 @@ def _timestamp(lit: Literal, t: pa.TimestampType, zone: str | None = None) -> Co
         if local is None:
             return Unknown(f"{lit}: this machine's time zone cannot place it")
         instants = {wall} | local
+    elif offset is None and lit.kind == "timestamp":
+        # A column of wall clocks: Spark casts a TIMESTAMP literal to it through the session
+        # zone, so one a daylight-saving change skips moves on (02:30 -> 03:30).
+        walls = _round_trips(date, nanos, wall, zone)
+        if isinstance(walls, Unknown):
+            return walls
+        instants = walls
     else:
         instants = {wall if offset is None else wall - offset * 10**9}
     if offset is not None and lit.kind == "timestamp":
@@ -569,6 +585,37 @@ def _in_zone(date: dt.date, nanos: int, wall: int, zone: str) -> set[int] | Unkn
         if offset is None:  # pragma: no cover - every tzinfo here answers
             return Unknown(f"no offset of {zone!r} at {clock}")
         out.add(wall - (offset // dt.timedelta(microseconds=1)) * 1000)
+    return out
+
+
+def _round_trips(date: dt.date, nanos: int, wall: int, zone: str | None) -> set[int] | Unknown:
+    """The wall clock ``date`` + ``nanos`` (ns since 1970 on the wall: ``wall``), and the
+    wall clocks it becomes read as an instant in ``zone`` (None: this machine's zone) and
+    back, as Spark casts a TIMESTAMP literal to TIMESTAMP_NTZ or DATE: itself, or past a
+    daylight-saving gap the clock it moves on to (a superset: both readings of it)."""
+    out = {wall}
+    if zone is None:
+        instants = _local_readings(date, nanos, wall)
+        if instants is None:
+            return Unknown(f"{date}: this machine's time zone cannot place it")
+        tz: dt.tzinfo | None = None
+    else:
+        tz = time_zone(zone)
+        got = _in_zone(date, nanos, wall, zone)
+        if isinstance(got, Unknown):
+            return got
+        instants = got
+    for instant in instants:
+        seconds = instant // 10**9
+        try:
+            at = dt.datetime.fromtimestamp(seconds, dt.UTC)
+            local = at.astimezone(tz) if tz is not None else at.astimezone()
+        except (OverflowError, OSError, ValueError):
+            return Unknown(f"{date}: outside the years the time zone can place")
+        offset = local.utcoffset()
+        if offset is None:  # pragma: no cover - every tzinfo here answers
+            return Unknown(f"{date}: no offset of {zone!r}")
+        out.add(instant + (offset // dt.timedelta(microseconds=1)) * 1000)
     return out
 
 

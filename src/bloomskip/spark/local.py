@@ -63,6 +63,14 @@ class LocalRead:
     notes: list[str]  # what the row filter could not use (rows kept for it)
 
 
+#: A TIMESTAMP (an instant) in a predicate: a literal, a cast, a function making one. Met
+#: with a DATE or TIMESTAMP_NTZ column, Spark casts the column to it in a local relation,
+#: but unwraps the cast onto the literal in a file scan (``UnwrapCastInBinaryComparison``):
+#: over a daylight-saving gap the two differ (``ntz = TIMESTAMP '2024-03-10 02:30:00'``
+#: in New York: the scan matches 03:30, a local relation 02:30 too).
+_INSTANTS = re.compile(r"(?i)timestamp(?!_ntz)|\bnow\s*\(")
+
+
 def why_not_local(
     result: QueryResult, index: ZoneIndex, schema: Any, fmt: str, options: dict[str, str],
     where: str, local_rows: int,
@@ -90,6 +98,7 @@ def why_not_local(
         st.DateType, st.TimestampType, st.TimestampNTZType,
     )  # fmt: skip
     times = (st.TimestampType, st.TimestampNTZType)
+    ntz = st.TimestampNTZType
     in_files = {f.name.lower() for f in index.manifest.schema}
     for f in schema.fields:
         if f.name.lower() not in in_files:
@@ -99,6 +108,12 @@ def why_not_local(
         declared = (f.metadata or {}).get("__CHAR_VARCHAR_TYPE_STRING", "")
         if str(declared).lower().startswith("char"):  # Spark pads what it compares
             return f"column {f.name} ({declared}) is read by Spark"
+    walls = [f.name for f in schema.fields if isinstance(f.dataType, (st.DateType, ntz))]
+    if walls and _INSTANTS.search(where):
+        return (
+            f"a TIMESTAMP meets a column of wall clocks ({walls[0]}): over a daylight-saving "
+            "change Spark compares them one way in a file scan, another in a local relation"
+        )
     names = {f.name.casefold() for f in schema.fields}
     for c in result.files:  # Spark gives such a column its directory's value
         for key, _ in hive_pairs(c.path):
