@@ -958,6 +958,19 @@ def test_a_data_source_that_does_not_know_the_jvm_zone_refuses_orc_timestamps(tm
     )
     madras = conform(old, target, {"ts": "ts"}, "f.orc", (), "Asia/Kolkata")  # +5:21:10 then
     assert madras.column(0)[0].as_py() == dt.datetime(1901, 6, 20, 6, 38, 50, tzinfo=dt.UTC)
+    near = pa.table(
+        [pa.array([dt.datetime(1969, 12, 31, 18, 59, 59, 500000)], pa.timestamp("ns"))],
+        schema=lmt.schema,
+    )  # ORC's C++ and Java readers read it a second apart (found by the time-zone probe)
+    for declared in (target, ntz):
+        with pytest.raises(UnsupportedTypeError, match="within a day of 1970"):
+            conform(near, declared, {"ts": "ts"}, "f.orc", (), "UTC")
+    whole = pa.table(
+        [pa.array([dt.datetime(1969, 12, 31, 19)], pa.timestamp("ns"))], schema=lmt.schema
+    )
+    assert conform(whole, ntz, {"ts": "ts"}, "f.orc").column(0)[0].as_py() == dt.datetime(
+        1969, 12, 31, 19
+    )
     assert BloomskipDataSource({"index": "i", "jvmTimeZone": "GMT+05:30"}).jvm_zone == "GMT+05:30"
     with pytest.raises(InvalidParameterError, match="not a time zone"):
         BloomskipDataSource({"index": "i", "jvmTimeZone": "Mars/Olympus"})

@@ -206,6 +206,7 @@ def conform(
         arr = col.chunk(0) if col.num_chunks == 1 else pa.concat_arrays(col.chunks)
         what = f"{label}: column {name!r}"
         if JVM_CLOCK_KEY in (table.schema.field(name).metadata or {}):
+            _near_epoch(arr, what)
             arr = _jvm_instants(arr, f.type, jvm_zone, what)
         arrays.append(_cast(arr, f.type, what))
     return pa.RecordBatch.from_arrays(arrays, schema=target)
@@ -228,6 +229,29 @@ def _partition_column(value: str | None, f: pa.Field, n: int, label: str) -> pa.
             f"{label}: partition value {f.name}={value!r} is not a {f.type}: {e}"
         ) from None
     return pa.repeat(one[0], n) if n else pa.array([], f.type)
+
+
+#: ORC TIMESTAMP wall clocks this close to 1970 with a fraction of a second: ORC's C++
+#: writer and readers adjust negative seconds by one sign, ORC Java by another, and
+#: pyarrow reads some a second away from Spark (a zone's offset from the epoch: 26 h at
+#: most; :mod:`bloomskip.orc.prune` probes both seconds for the same reason).
+_NEAR_EPOCH_S = 27 * 3600
+
+
+def _near_epoch(arr: pa.Array, what: str) -> None:
+    """Refuse ORC TIMESTAMP wall clocks ORC's readers read a second apart (above)."""
+    if not pa.types.is_timestamp(arr.type) or arr.type.unit == "s":
+        return
+    per_second = {"ms": 10**3, "us": 10**6, "ns": 10**9}[arr.type.unit]
+    walls = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    near = (np.abs(walls) < _NEAR_EPOCH_S * per_second) & (walls % per_second != 0)
+    at = np.flatnonzero(near & arr.is_valid().to_numpy(zero_copy_only=False))
+    if at.size:
+        raise UnsupportedTypeError(
+            f"{what}: {arr[int(at[0])].as_py()} is within a day of 1970 with a fraction of a "
+            "second, where ORC's C++ reader (pyarrow's) and ORC Java may read a second "
+            "apart: read this lake with Spark's reader (bloomskip.spark.plan_read)"
+        )
 
 
 def _jvm_instants(arr: pa.Array, t: pa.DataType, zone: str | None, what: str) -> pa.Array:
