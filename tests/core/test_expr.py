@@ -494,9 +494,10 @@ def test_a_timestamp_against_wall_clocks_moves_over_a_gap_as_spark_casts_it():
     minutes=st.integers(-150, 150),
 )
 def test_a_timestamp_literal_probes_the_wall_clock_spark_casts_it_to(zone, year, change, minutes):
-    """Wall clocks around a zone's changes of offset (1920-2120): the NTZ value Spark
-    compares - the wall clock read as an instant in the session zone, a skipped one moved
-    on, and back - is among those probed."""
+    """Wall clocks around a zone's changes of offset (1920-2120): every wall clock Spark
+    may equate with the literal is probed - the literal cast to TIMESTAMP_NTZ (read as an
+    instant in the session zone, a skipped one moved on, and back), and each column value
+    whose own instant is the literal's (Spark casts the column for an IN list)."""
     import zoneinfo
 
     tz = zoneinfo.ZoneInfo(zone)
@@ -509,10 +510,21 @@ def test_a_timestamp_literal_probes_the_wall_clock_spark_casts_it_to(zone, year,
     ]
     at = changes[change % len(changes)] if changes else start
     wall = at.astimezone(tz).replace(tzinfo=None) + dt.timedelta(minutes=minutes)
-    spark = wall.replace(tzinfo=tz, fold=0).astimezone(dt.UTC).astimezone(tz).replace(tzinfo=None)
+
+    def instant(w: dt.datetime) -> dt.datetime:  # Java's: a skipped wall clock moves on
+        return w.replace(tzinfo=tz, fold=0).astimezone(dt.UTC)
+
+    def micros(w: dt.datetime) -> int:
+        return (w - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+
     got = convert(Literal("timestamp", wall.isoformat(sep=" ")), pa.timestamp("us"), zone)
-    micros = (spark - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
-    assert isinstance(got, Values) and micros in got.values
+    assert isinstance(got, Values)
+    cast = instant(wall).astimezone(tz).replace(tzinfo=None)  # the literal cast to NTZ
+    assert micros(cast) in got.values
+    for minutes in range(-180, 181, 15):  # the column cast to TIMESTAMP (IN, no unwrap)
+        other = wall + dt.timedelta(minutes=minutes)
+        if instant(other) == instant(wall):
+            assert micros(other) in got.values, other
 
 
 def test_spark_literal_suffixes_get_a_way_out():

@@ -1246,3 +1246,30 @@ def test_an_index_from_before_the_markers_probes_every_offset(tmp_path, monkeypa
     new = index.open(str(tmp_path / "new"))
     assert not new.schema()["ts"].jvm_clock
     assert not new.query(q, zone="UTC").files  # a Parquet wall clock: no offsets probed
+
+
+def test_a_lake_whose_first_file_is_parquet_marks_its_orc_timestamps(tmp_path):
+    """A lake's schema is its first file's: with a Parquet file first, an ORC TIMESTAMP
+    column of later ORC files went unmarked, and a JVM in New York (its wall clock read
+    there) found no file. Any ORC file indexed marks the timestamps without a zone."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.orc as po
+    import pyarrow.parquet as pq
+
+    from bloomskip import index
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    pq.write_table(pa.table({"ts": [dt.datetime(2020, 1, 1)]}), lake / "a.parquet")
+    q = "ts = TIMESTAMP '2024-01-01 00:00:00'"
+    index.build(str(lake), ["ts"], str(tmp_path / "idx"))
+    assert not index.open(str(tmp_path / "idx")).query(q, zone="UTC").files
+    po.write_table(pa.table({"ts": [dt.datetime(2023, 12, 31, 19)]}), lake / "b.orc")
+    index.refresh(str(tmp_path / "idx"))  # New York's 19:00 is 2024-01-01 00:00 UTC
+    ix = index.open(str(tmp_path / "idx"))
+    assert ix.schema()["ts"].jvm_clock
+    assert [p.rsplit("/", 1)[-1] for p in (f.path for f in ix.query(q, zone="UTC").files)] == [
+        "b.orc"
+    ]

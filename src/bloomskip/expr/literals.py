@@ -589,10 +589,12 @@ def _in_zone(date: dt.date, nanos: int, wall: int, zone: str) -> set[int] | Unkn
 
 
 def _round_trips(date: dt.date, nanos: int, wall: int, zone: str | None) -> set[int] | Unknown:
-    """The wall clock ``date`` + ``nanos`` (ns since 1970 on the wall: ``wall``), and the
-    wall clocks it becomes read as an instant in ``zone`` (None: this machine's zone) and
-    back, as Spark casts a TIMESTAMP literal to TIMESTAMP_NTZ or DATE: itself, or past a
-    daylight-saving gap the clock it moves on to (a superset: both readings of it)."""
+    """The wall clocks Spark may equate with the wall clock ``date`` + ``nanos`` (ns since
+    1970 on the wall: ``wall``) read as an instant in ``zone`` (None: this machine's
+    zone), comparing a TIMESTAMP literal with a TIMESTAMP_NTZ or DATE column: itself;
+    the literal cast to the column (a skipped wall clock moved on: 02:30 -> 03:30); and
+    the column cast to the literal (02:30, skipped, is the instant of 03:30). That is,
+    the literal's instants at each offset in force within a day of them (a superset)."""
     out = {wall}
     if zone is None:
         instants = _local_readings(date, nanos, wall)
@@ -605,17 +607,18 @@ def _round_trips(date: dt.date, nanos: int, wall: int, zone: str | None) -> set[
         if isinstance(got, Unknown):
             return got
         instants = got
+    day = dt.timedelta(days=1)
     for instant in instants:
-        seconds = instant // 10**9
         try:
-            at = dt.datetime.fromtimestamp(seconds, dt.UTC)
-            local = at.astimezone(tz) if tz is not None else at.astimezone()
+            at = dt.datetime.fromtimestamp(instant // 10**9, dt.UTC)
+            for near in (at - day, at, at + day):
+                local = near.astimezone(tz) if tz is not None else near.astimezone()
+                offset = local.utcoffset()
+                if offset is None:  # pragma: no cover - every tzinfo here answers
+                    return Unknown(f"{date}: no offset of {zone!r}")
+                out.add(instant + (offset // dt.timedelta(microseconds=1)) * 1000)
         except (OverflowError, OSError, ValueError):
             return Unknown(f"{date}: outside the years the time zone can place")
-        offset = local.utcoffset()
-        if offset is None:  # pragma: no cover - every tzinfo here answers
-            return Unknown(f"{date}: no offset of {zone!r}")
-        out.add(instant + (offset // dt.timedelta(microseconds=1)) * 1000)
     return out
 
 

@@ -43,6 +43,7 @@ from bloomskip.errors import (
     InvalidParameterError,
     UnsupportedTypeError,
 )
+from bloomskip.formats.base import JVM_CLOCK_KEY
 from bloomskip.hashing.arrow import Encoding, parquet_spec
 from bloomskip.index import params, store
 from bloomskip.index import segments as seg
@@ -64,6 +65,7 @@ from bloomskip.index.runner import LocalRunner, Runner
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.sources import Source, SourceFile, from_json, resolve
 from bloomskip.sources.base import unchanged
+from bloomskip.sources.files import FileSource
 
 #: A column's segments are merged into one when a commit would leave more than this.
 MAX_SEGMENTS = 8
@@ -459,6 +461,8 @@ def _update(
             if compact:
                 col = _compact(storage, col, zoning, live, runner, report)
             out_cols[name] = col
+        if any(r["format"] == "orc" for r in new_rows) and isinstance(src, FileSource):
+            schema = _orc_clocks(schema)
         manifest = Manifest(
             version=next_version,
             source=src.to_json(),
@@ -623,6 +627,19 @@ def _compact(
         return col.with_segments(())
     report.zones_written -= segment.num_zones  # rewritten, not new
     return col.with_segments((replace(segment, files=(merged_files,) if merged_files else ()),))
+
+
+def _orc_clocks(schema: pa.Schema) -> pa.Schema:
+    """A lake of files holding ORC files: its schema is its first file's, which may be
+    Parquet, so each timestamp column without a zone may be an ORC TIMESTAMP elsewhere
+    (a wall clock Spark reads in its JVM's zone): marked, a lookup probes it at every
+    UTC offset rather than miss that file's rows."""
+    for i, f in enumerate(schema):
+        if pa.types.is_timestamp(f.type) and f.type.tz is None:
+            meta = f.metadata or {}
+            if JVM_CLOCK_KEY not in meta:
+                schema = schema.set(i, f.with_metadata({**meta, JVM_CLOCK_KEY: b"true"}))
+    return schema
 
 
 def _added_columns(
