@@ -35,6 +35,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bloomskip.errors import BloomskipError, SourceChangedError
+from bloomskip.expr.expressions import (
+    Connective,
+    Expression,
+    LiteralPredicate,
+    Not,
+    Unsupported,
+)
+from bloomskip.expr.sql import parse
 from bloomskip.index.query import ZoneIndex
 from bloomskip.index.results import FileCandidate, QueryResult
 from bloomskip.index.rows import RowFilter
@@ -71,11 +79,27 @@ class LocalRead:
 _INSTANTS = re.compile(r"(?i)timestamp(?!_ntz)|\bnow\s*\(")
 
 
+def _instant_meets(expr: Expression, walls: set[str]) -> str | None:
+    """The DATE or TIMESTAMP_NTZ column (case-folded names ``walls``) that ``expr``
+    compares with a TIMESTAMP (:data:`_INSTANTS`), or None."""
+    if isinstance(expr, Connective):
+        return _instant_meets(expr.left, walls) or _instant_meets(expr.right, walls)
+    if isinstance(expr, Not):
+        return _instant_meets(expr.child, walls)
+    if isinstance(expr, LiteralPredicate):
+        timestamp = any(lit.kind == "timestamp" for lit in expr.literals)
+        return expr.term.name if timestamp and expr.term.name.casefold() in walls else None
+    if isinstance(expr, Unsupported) and _INSTANTS.search(expr.text):
+        return next((c for c in expr.columns if c.casefold() in walls), None)
+    return None
+
+
 def why_not_local(
     result: QueryResult, index: ZoneIndex, schema: Any, fmt: str, options: dict[str, str],
-    where: str, local_rows: int,
+    where: str, local_rows: int, expr: Expression | None = None,
 ) -> str | None:  # fmt: skip
-    """Why this lookup is not read on the driver, or None when it may be."""
+    """Why this lookup is not read on the driver, or None when it may be (``expr``: the
+    predicate ``where`` parsed, as the index took it)."""
     from pyspark.sql import types as st
 
     if local_rows <= 0:
@@ -108,10 +132,13 @@ def why_not_local(
         declared = (f.metadata or {}).get("__CHAR_VARCHAR_TYPE_STRING", "")
         if str(declared).lower().startswith("char"):  # Spark pads what it compares
             return f"column {f.name} ({declared}) is read by Spark"
-    walls = [f.name for f in schema.fields if isinstance(f.dataType, (st.DateType, ntz))]
+    walls = {f.name.casefold() for f in schema.fields if isinstance(f.dataType, (st.DateType, ntz))}
+    met = None  # (a TIMESTAMP_NTZ literal is a "timestamp" too once parsed: the text says)
     if walls and _INSTANTS.search(where):
+        met = _instant_meets(expr if expr is not None else parse(where, dialect="spark"), walls)
+    if met is not None:
         return (
-            f"a TIMESTAMP meets a column of wall clocks ({walls[0]}): over a daylight-saving "
+            f"a TIMESTAMP meets a column of wall clocks ({met}): over a daylight-saving "
             "change Spark compares them one way in a file scan, another in a local relation"
         )
     names = {f.name.casefold() for f in schema.fields}

@@ -234,7 +234,7 @@ class IndexedLake:
             return None
         if self.schema is None:
             self._dataframe(fmt)
-        why = why_not_local(result, index, self.schema, fmt, self.options, plan.where, limit)
+        why = why_not_local(result, index, self.schema, fmt, self.options, plan.where, limit, expr)
         if why is None:
             try:
                 got = read_local(
