@@ -77,7 +77,7 @@ from bloomskip.index.results import EMPTY, NOT_DATA_REASON, FileCandidate, Query
 from bloomskip.index.rows import RowFilter
 from bloomskip.index.storage import Storage, open_storage
 from bloomskip.index.zonedata import ColumnData, load_column
-from bloomskip.sources import Source, SourceFile, from_json
+from bloomskip.sources import DATASETS, Source, SourceFile, from_json
 from bloomskip.sources.base import DatasetSource
 
 #: Default limit on the compounded false-positive rate of an IN list.
@@ -346,10 +346,10 @@ class ZoneIndex:
     def _unmarked(self) -> bool:
         """Is this an index of a lake of files built before bloomskip marked its schema's
         ORC TIMESTAMP columns? Any of its timestamps without a zone may then be one."""
-        from bloomskip.sources.files import FileSource
-
-        marked = MARKED_KEY in (self.manifest.schema.metadata or {})
-        return not marked and isinstance(self.source, FileSource)
+        if MARKED_KEY in (self.manifest.schema.metadata or {}):
+            return False
+        source = self.manifest.source  # its kind, without opening its file system
+        return not (isinstance(source, dict) and source.get("filesystem") in DATASETS)
 
     def query(
         self,
