@@ -15,7 +15,8 @@ and times, per row, the ways to store its planes:
 * ``no entropy coding``: zstd level -1 (no Huffman: the size is the point);
 * ``whole row``: one frame of the row (what a class below 16,384 zones stores).
 
-Times are medians over ``--rows`` rows; sizes are compressed / raw.
+Times are per row, the fastest of three rounds over ``--rows`` rows; sizes are compressed /
+raw.
 
     .venv/bin/python bench/planes.py [--zones 26000,262144] [--rows 6]
 """
@@ -23,7 +24,6 @@ Times are medians over ``--rows`` rows; sizes are compressed / raw.
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
 import numpy as np
@@ -45,13 +45,14 @@ def block_row(rng: np.random.Generator, zones: int) -> np.ndarray:
 
 
 def timed(fn, items) -> tuple[float, int]:
-    """Median ms per item of ``fn(item)``, and the bytes it returned in all."""
-    times, size = [], 0
-    for item in items:
+    """Ms per item of ``fn(item)`` over ``items`` (the fastest of three rounds: what a
+    busy or noisy machine adds is not the method's), and the bytes one round returned."""
+    best, size = float("inf"), 0
+    for _ in range(3):
         t0 = time.perf_counter()
-        size += fn(item)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3, size
+        size = sum(fn(item) for item in items)
+        best = min(best, (time.perf_counter() - t0) / len(items))
+    return best * 1e3, size
 
 
 def lookup_ms(frames: list[bytes], n: int) -> float:
@@ -82,7 +83,7 @@ def bench(zones: int, rows: int) -> None:
 
         def grouped(p, g=g, kept=kept):
             frames = [c1.compress(x) for x in p.reshape(256 // g, -1)]
-            kept.append(frames)
+            kept[:] = [frames]
             return sum(map(len, frames))
 
         ms, size = timed(grouped, planes)
