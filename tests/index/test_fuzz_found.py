@@ -576,6 +576,24 @@ def test_zones_that_do_not_fit_in_memory_are_a_typed_error(world, monkeypatch):
     def outsized(*args, **kwargs):
         raise MemoryError("Unable to allocate 305. MiB for an array with shape (40000000,)")
 
+    uniform = 1_000_000  # a real directory of uniform zones: its size says little
+    storage = LocalStorage(str(world["base"]))
+    size = serving.write_directory(
+        storage,
+        "uniform.dir",
+        {"name": "s"},
+        {
+            "keys": (np.arange(uniform, dtype=np.uint64) // 4 << np.uint64(40))
+            | (np.arange(uniform, dtype=np.uint64) % 4 * np.uint64(8192)),
+            "lengths": np.full(uniform, 8192, np.uint64),
+            "flags": np.full(uniform, serving.HAS_VALUE, np.uint8),
+            "ndv": np.ones(uniform, np.uint64),
+            "class": np.full(uniform, serving.NO_CLASS, np.uint8),
+        },
+        [],
+        [],
+    )
+    assert size * 1000 < uniform * 26, size  # 26 MB of body in under 26 KB
     monkeypatch.setattr(query, "load_column", outsized)
     with pytest.raises(OutOfMemoryError, match=r"column 's': its .* zones .* fit in memory") as e:
         index.open(world["idx"]).query("s = 's0-3'")

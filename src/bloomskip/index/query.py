@@ -294,8 +294,8 @@ class ZoneIndex:
     @contextlib.contextmanager
     def _fits(self, col: ColumnIndex) -> Iterator[None]:
         """A ``MemoryError`` while reading ``col``'s zones as :class:`OutOfMemoryError`: a
-        directory's zstd body can stand for ~7,000 times its size (uniform zones), so a
-        forged one of kilobytes can claim gigabytes as well as a real one can."""
+        directory's zstd body can stand for thousands of times its size (a real one of
+        uniform zones does), so a forged one of kilobytes can claim gigabytes."""
         try:
             yield
         except MemoryError as e:

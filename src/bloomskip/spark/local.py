@@ -42,7 +42,6 @@ from bloomskip.expr.expressions import (
     Not,
     Unsupported,
 )
-from bloomskip.expr.sql import parse
 from bloomskip.index.query import ZoneIndex
 from bloomskip.index.results import FileCandidate, QueryResult
 from bloomskip.index.rows import RowFilter
@@ -96,7 +95,7 @@ def _instant_meets(expr: Expression, walls: set[str]) -> str | None:
 
 def why_not_local(
     result: QueryResult, index: ZoneIndex, schema: Any, fmt: str, options: dict[str, str],
-    where: str, local_rows: int, expr: Expression | None = None,
+    where: str, local_rows: int, expr: Expression,
 ) -> str | None:  # fmt: skip
     """Why this lookup is not read on the driver, or None when it may be (``expr``: the
     predicate ``where`` parsed, as the index took it)."""
@@ -135,7 +134,7 @@ def why_not_local(
     walls = {f.name.casefold() for f in schema.fields if isinstance(f.dataType, (st.DateType, ntz))}
     met = None  # (a TIMESTAMP_NTZ literal is a "timestamp" too once parsed: the text says)
     if walls and _INSTANTS.search(where):
-        met = _instant_meets(expr if expr is not None else parse(where, dialect="spark"), walls)
+        met = _instant_meets(expr, walls)
     if met is not None:
         return (
             f"a TIMESTAMP meets a column of wall clocks ({met}): over a daylight-saving "
