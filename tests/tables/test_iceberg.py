@@ -347,3 +347,66 @@ def test_a_snapshot_that_lists_a_data_file_twice_is_refused_in_one_line(tmp_path
     assert main(["index", "build", "iceberg://dup/ns.t", idx, "-c", "id"]) != 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "more than once" in err, err
+
+
+def test_a_lookup_reads_only_the_manifests_a_commit_wrote(tmp_path, monkeypatch):
+    """Iceberg never rewrites a metadata file, so snapshots and manifests read once are
+    kept: a lookup of an unchanged table reads no manifest, and after a commit only the
+    manifests it wrote. Every answer still holds every match: after an append, a delete
+    (files rewritten), a table dropped and made again under the same name, and with the
+    bound on kept entries forcing manifests out."""
+    from pyiceberg.manifest import ManifestFile
+
+    from bloomskip.tables import iceberg as ice
+
+    catalog = iceberg_catalog(tmp_path, "kept")
+
+    def batch(i: int) -> pa.Table:
+        return pa.table({"id": pa.array(range(i * 100, i * 100 + 100), pa.int64())})
+
+    tbl = catalog.create_table("ns.t", schema=batch(0).schema)
+    for i in range(5):
+        tbl.append(batch(i))
+    idx = str(tmp_path / "kept.idx")
+    index.build("iceberg://kept/ns.t", ["id"], idx, zone_rows=25)
+
+    reads: list[str] = []
+    fetch = ManifestFile.fetch_manifest_entry
+
+    def counted(self, io, discard_deleted=True):
+        reads.append(self.manifest_path)
+        return fetch(self, io, discard_deleted=discard_deleted)
+
+    def lookup(where: str) -> int:
+        """Manifests the lookup read; its rows checked against pyiceberg's."""
+        reads.clear()
+        monkeypatch.setattr(ManifestFile, "fetch_manifest_entry", counted)
+        index.open(idx).query(where)
+        monkeypatch.setattr(ManifestFile, "fetch_manifest_entry", fetch)
+        n = len(reads)
+        got, _ = rows_via_index(idx, where)
+        want = matching(iceberg_rows(catalog.load_table("ns.t")), where)
+        assert canonical(got) == canonical(want), where
+        return n
+
+    ice.forget()
+    assert lookup("id = 7") == 5
+    assert lookup("id = 307") == 0
+    catalog.load_table("ns.t").append(batch(9))  # not indexed: a candidate in full
+    assert lookup("id = 907") == 1
+    catalog.load_table("ns.t").delete("id >= 300 and id < 310")  # a file rewritten
+    assert lookup("id = 305 OR id = 311") <= 2
+    assert lookup("id = 311") == 0
+    monkeypatch.setattr(ice, "_KEEP_ENTRIES", 2)  # each manifest holds 1-2 entries
+    ice.forget()
+    for where in ("id = 7", "id = 311", "id = 907"):
+        ice._SNAPSHOTS.clear()  # so that the manifests are looked for
+        assert lookup(where) >= 5
+        assert ice._KEPT[0] <= 2
+    monkeypatch.setattr(ice, "_KEEP_ENTRIES", 500_000)
+    catalog.drop_table("ns.t")
+    again = catalog.create_table("ns.t", schema=batch(0).schema)
+    again.append(batch(50))  # another table: the index covers none of its files
+    got, res = rows_via_index(idx, "id = 5007")
+    assert got.column("id").to_pylist() == [5007]
+    assert [f.zones for f in res.files] == [None]

@@ -15,6 +15,14 @@ The snapshot's data files are the live entries of its manifests
 (``Snapshot.manifests`` / ``fetch_manifest_entry(discard_deleted=True)``): path, size,
 row count, format, and the values of its *identity* partition fields (other transforms
 are not values of a column). Delete files are noted, and equality deletes remembered.
+
+Iceberg never rewrites a metadata file: a snapshot's manifest list and manifests stay
+what they were when it was committed. So what a load reads is kept in this process and
+reused, bounded: a snapshot once described (a lookup of an unchanged table reads only the
+catalog's table metadata), and each manifest's entries by its path, length and adding
+snapshot (after a commit, only the manifests the commit wrote are read; pyiceberg names
+them by UUID). Each key holds the table's UUID, so a table dropped and made again is read
+afresh.
 The schema is the snapshot's own (``Snapshot.schema_id``, as pyiceberg's scans use it);
 columns are found in data files by field id.
 
@@ -34,9 +42,10 @@ import functools
 import itertools
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -65,6 +74,110 @@ METADATA_SUFFIX = ".metadata.json"
 
 _CATALOGS: dict[str, dict[str, str]] = {}
 _CATALOGS_LOCK = threading.Lock()
+
+
+#: Catalogs loaded, by name and properties (a ``SqlCatalog`` sets up its engine and
+#: tables when made: milliseconds a lookup).
+_LOADED: OrderedDict[tuple, Any] = OrderedDict()
+
+
+def _catalog(name: str) -> Any:
+    """The catalog ``name``, with the properties :func:`configure_catalog` gave it, made
+    once per set of properties."""
+    from pyiceberg.catalog import load_catalog
+
+    with _CATALOGS_LOCK:
+        props = dict(_CATALOGS.get(name, {}))
+        key = (name, tuple(sorted(props.items())))
+        catalog = _LOADED.get(key)
+    if catalog is None:
+        catalog = load_catalog(name, **props)
+        with _CATALOGS_LOCK:
+            _LOADED[key] = catalog
+            while len(_LOADED) > 8:
+                _LOADED.popitem(last=False)
+    return catalog
+
+
+class _Entry(NamedTuple):
+    """A live entry of a manifest, as much of it as a snapshot's description needs."""
+
+    content: int  # DataFileContent: 0 data, 1 position deletes, 2 equality deletes
+    file_path: str
+    size: int
+    rows: int
+    file_format: str
+    spec_id: int
+    partition: tuple
+
+
+@dataclass(frozen=True)
+class _Described:
+    """A snapshot as :meth:`IcebergSource._load` describes it."""
+
+    snapshot: Snapshot
+    equality_deletes: tuple[str, ...]
+
+
+#: Snapshots described, by (table UUID, snapshot id, manifest list, schema id, source).
+_SNAPSHOTS: OrderedDict[tuple, _Described] = OrderedDict()
+_KEEP_SNAPSHOTS = 8
+#: Manifests' live entries, by (table UUID, path, length, adding snapshot); at most
+#: ``_KEEP_ENTRIES`` entries in all (a few hundred bytes each), least recently used
+#: manifests forgotten first.
+_MANIFESTS: OrderedDict[tuple, tuple[_Entry, ...]] = OrderedDict()
+_KEEP_ENTRIES = 500_000
+_KEPT = [0]  # entries in _MANIFESTS
+_CACHE_LOCK = threading.Lock()
+
+
+def _entries(table_uuid: str, manifest: Any, io: Any) -> tuple[_Entry, ...]:
+    """The live entries of ``manifest`` (read once, then kept: manifests are immutable)."""
+    key = (
+        table_uuid,
+        manifest.manifest_path,
+        int(manifest.manifest_length),
+        manifest.added_snapshot_id,
+    )
+    with _CACHE_LOCK:
+        hit = _MANIFESTS.get(key)
+        if hit is not None:
+            _MANIFESTS.move_to_end(key)
+            return hit
+    got = []
+    for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
+        df = entry.data_file
+        part = df.partition
+        got.append(
+            _Entry(
+                int(df.content),
+                str(df.file_path),
+                int(df.file_size_in_bytes),
+                int(df.record_count),
+                str(df.file_format.name).lower(),
+                int(df.spec_id),
+                tuple(part[i] for i in range(len(part))) if part is not None else (),
+            )
+        )
+    entries = tuple(got)
+    if len(entries) <= _KEEP_ENTRIES:
+        with _CACHE_LOCK:
+            if key not in _MANIFESTS:
+                _MANIFESTS[key] = entries
+                _KEPT[0] += len(entries)
+            while _KEPT[0] > _KEEP_ENTRIES:
+                _KEPT[0] -= len(_MANIFESTS.popitem(last=False)[1])
+    return entries
+
+
+def forget() -> None:
+    """Drop the catalogs, snapshots and manifests kept in this process."""
+    with _CATALOGS_LOCK:
+        _LOADED.clear()
+    with _CACHE_LOCK:
+        _SNAPSHOTS.clear()
+        _MANIFESTS.clear()
+        _KEPT[0] = 0
 
 
 def require_pyiceberg() -> Any:
@@ -147,12 +260,8 @@ class IcebergSource(TableSource):
         require_pyiceberg()
         try:
             if self.uri.startswith(SCHEME):
-                from pyiceberg.catalog import load_catalog
-
                 name, ident = parse_name(self.uri)
-                with _CATALOGS_LOCK:
-                    props = dict(_CATALOGS.get(name, {}))
-                tbl = load_catalog(name, **props).load_table(ident)
+                tbl = _catalog(name).load_table(ident)
             else:
                 tbl = static_table(self.uri, ())
         except (InvalidParameterError, MissingDependencyError):
@@ -199,8 +308,6 @@ class IcebergSource(TableSource):
 
     def _load(self) -> Snapshot:
         from pyiceberg.io.pyarrow import schema_to_pyarrow
-        from pyiceberg.manifest import DataFileContent
-        from pyiceberg.transforms import IdentityTransform
 
         tbl = self.table()
         snap = self._snapshot(tbl)
@@ -218,42 +325,77 @@ class IcebergSource(TableSource):
             )
             for f in schema.fields
         }
+        self._state["metadata_location"] = tbl.metadata_location
+        uuid = str(tbl.metadata.table_uuid)
+        key = (
+            uuid,
+            None if snap is None else int(snap.snapshot_id),
+            None if snap is None else snap.manifest_list,
+            schema.schema_id,
+            self.uri,
+            tbl.metadata.location,
+        )
+        with _CACHE_LOCK:
+            kept = _SNAPSHOTS.get(key)
+            if kept is not None:
+                _SNAPSHOTS.move_to_end(key)
+        if kept is None:
+            kept = self._describe(tbl, snap, schema, arrow, columns, uuid)
+            with _CACHE_LOCK:
+                _SNAPSHOTS[key] = kept
+                while len(_SNAPSHOTS) > _KEEP_SNAPSHOTS:
+                    _SNAPSHOTS.popitem(last=False)
+        self._state["equality_deletes"] = list(kept.equality_deletes)
+        return kept.snapshot
+
+    def _describe(
+        self,
+        tbl: Any,
+        snap: Any,
+        schema: Any,
+        arrow: pa.Schema,
+        columns: dict[str, TableColumn],
+        uuid: str,
+    ) -> _Described:
+        """``snap`` as a :class:`Snapshot`: its manifests' live data files."""
+        from pyiceberg.manifest import DataFileContent
+        from pyiceberg.transforms import IdentityTransform
+
         fs = self.files()
         specs = tbl.specs()
+        # Each spec's identity fields that name a column: (position, column name).
+        identity: dict[int, list[tuple[int, str]]] = {}
+        for spec_id, spec in specs.items():
+            identity[spec_id] = [
+                (pos, name)
+                for pos, pf in enumerate(spec.fields)
+                if isinstance(pf.transform, IdentityTransform)
+                and (name := schema.find_column_name(pf.source_id)) is not None
+                and name in columns
+            ]
         files, equality = [], []
+        data, equality_deletes = int(DataFileContent.DATA), int(DataFileContent.EQUALITY_DELETES)
         try:
             manifests = snap.manifests(tbl.io) if snap is not None else []
             for m in manifests:
-                for entry in m.fetch_manifest_entry(tbl.io, discard_deleted=True):
-                    df = entry.data_file
-                    if df.content == DataFileContent.EQUALITY_DELETES:
-                        equality.append(df.file_path)
+                for e in _entries(uuid, m, tbl.io):
+                    if e.content == equality_deletes:
+                        equality.append(e.file_path)
                         continue
-                    if df.content != DataFileContent.DATA:
+                    if e.content != data:
                         continue  # position deletes, deletion vectors: pyiceberg's reader
-                    f, path = fs_path(df.file_path)
+                    f, path = fs_path(e.file_path)
                     if not f.equals(fs.filesystem):
                         raise UnsupportedFileError(
-                            f"{self.uri}: data file {df.file_path} is on another file system "
+                            f"{self.uri}: data file {e.file_path} is on another file system "
                             "than the table"
                         )
-                    partition = []
-                    spec = specs.get(df.spec_id)
-                    for pos, pf in enumerate(spec.fields if spec is not None else ()):
-                        if isinstance(pf.transform, IdentityTransform):
-                            name = schema.find_column_name(pf.source_id)
-                            if name is not None and name in columns:
-                                partition.append((name, df.partition[pos]))
-                    files.append(
-                        TableFile(
-                            path,
-                            int(df.file_size_in_bytes),
-                            0,
-                            int(df.record_count),
-                            str(df.file_format.name).lower(),
-                            tuple(partition),
-                        )
+                    partition = tuple(
+                        (name, e.partition[pos])
+                        for pos, name in identity.get(e.spec_id, ())
+                        if pos < len(e.partition)
                     )
+                    files.append(TableFile(path, e.size, 0, e.rows, e.file_format, partition))
         except (UnsupportedFileError, SourceError):
             raise
         except Exception as e:
@@ -266,11 +408,9 @@ class IcebergSource(TableSource):
                 f"{self.uri}: the snapshot lists the data file {twice} more than once, so "
                 "its rows count twice; bloomskip indexes and reads each file once"
             )
-        self._state["equality_deletes"] = equality
-        self._state["metadata_location"] = tbl.metadata_location
         sid = None if snap is None else int(snap.snapshot_id)
         ref = {"table": "iceberg", "snapshot_id": sid}
-        return Snapshot(ref, sid, arrow, columns, tuple(files))
+        return _Described(Snapshot(ref, sid, arrow, columns, tuple(files)), tuple(equality))
 
     # -- reading rows -------------------------------------------------------------------
 
