@@ -1,5 +1,5 @@
-"""Table lookup benchmark: a point lookup through the zone index on a 200-file Delta table
-against the same lookup on the plain-directory lake of the same files.
+"""Table lookup benchmark: a point lookup through the zone index on 200-file Delta and
+Iceberg tables against the same lookup on the plain-directory lake of the same files.
 
 The lake: ``--files`` Parquet files of ``--rows`` rows (default 200 x 20,000), one
 column ``k`` (unique int64) and a payload, written by pyarrow into a temporary
@@ -9,7 +9,11 @@ directory. Three sources hold exactly these files:
 * **delta, 1 commit** - a copy turned into a Delta table by
   ``deltalake.convert_to_deltalake`` (one commit adding 200 files);
 * **delta, 200 commits** - the same files appended one commit each (delta-rs writes a
-  checkpoint every 100 commits), the log a long-lived table has.
+  checkpoint every 100 commits), the log a long-lived table has;
+* **iceberg, 1 commit** - the lake's rows written again with Iceberg field ids and added
+  by ``add_files`` in one commit, in a pyiceberg ``SqlCatalog`` on SQLite;
+* **iceberg, 200 commits** - the same rows appended by pyiceberg one commit each (200
+  manifests).
 
 Each gets an index on ``k`` (zones of 8,192 rows), built once. A *lookup* is
 ``ZoneIndex.query("k = v", check_source=True)`` for a value present in one file: the
@@ -21,6 +25,8 @@ lookup, each in turn first: *warm* (the index opened once, different values per 
 and *cold* (``index.open`` + the query). The ratio is table / lake; the
 issue's target is within 1.2x. The bench also counts directory listings during a table
 lookup (``FileSource.list`` calls): there must be none - the snapshot gives the files.
+Last, *after a commit*: each table of 200 commits gets 21 more (a file of 100 rows
+each), and the first lookup after each is timed (the new snapshot read).
 
     .venv/bin/python bench/tables.py [--files N] [--rows N] [--reps R] [--json PATH]
 
@@ -67,6 +73,58 @@ def write_lake(root: Path, files: int, rows: int) -> list[pa.Table]:
     return tables
 
 
+def write_iceberg(root: Path, tables: list[pa.Table]) -> tuple[Any, dict[str, str]]:
+    """Two Iceberg tables of ``tables``' rows in a SqlCatalog ``bench`` under ``root``:
+    ``ns.one`` (files with field ids, added in one commit) and ``ns.many`` (one append
+    each). Returns the catalog and the sources by name."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from bloomskip.tables import configure_catalog
+
+    root.mkdir(parents=True)
+    props = {"uri": f"sqlite:///{root}/catalog.db", "warehouse": f"file://{root}/wh"}
+    catalog = SqlCatalog("bench", **props)
+    catalog.create_namespace("ns")
+    configure_catalog("bench", type="sql", **props)
+    ids = pa.schema(
+        [
+            pa.field(f.name, f.type, False, {"PARQUET:field_id": str(i + 1)})
+            for i, f in enumerate(tables[0].schema)
+        ]
+    )
+    one = catalog.create_table("ns.one", schema=ids)
+    (root / "files").mkdir()
+    paths = []
+    for i, t in enumerate(tables):
+        path = root / "files" / f"part-{i:05d}.parquet"
+        pq.write_table(t.cast(ids), path)
+        paths.append(f"file://{path}")
+    one.add_files(paths)
+    many = catalog.create_table("ns.many", schema=ids)
+    for t in tables:
+        many.append(t.cast(ids))
+    return catalog, {
+        "iceberg, 1 commit": "iceberg://bench/ns.one",
+        "iceberg, 200 commits": "iceberg://bench/ns.many",
+    }
+
+
+def after_commits(indexes: dict[str, str], commit: dict[str, Any], n: int, rows: int) -> dict:
+    """The first lookup after each of ``n`` commits (a file of 100 new rows), per table:
+    the median, in seconds. ``commit[name](i)`` makes commit ``i``."""
+    opened = {name: index.open(indexes[name]) for name in commit}
+    times: dict[str, list[float]] = {name: [] for name in commit}
+    for i in range(n):
+        for name, make in commit.items():
+            make(i)
+            v = 10**12 + i * 100 + 7  # in the file just added
+            t0 = time.perf_counter()
+            res = opened[name].query(f"k = {v}")
+            times[name].append(time.perf_counter() - t0)
+            assert any(f.zones is None for f in res.files), name  # the new file: in full
+    return {name: _median(ts) for name, ts in times.items()}
+
+
 def _median(xs: list[float]) -> float:
     return statistics.median(xs)
 
@@ -108,7 +166,7 @@ def lookups(indexes: dict[str, str], values: list[int], reps: int, rows: int) ->
             t0 = time.perf_counter()
             res = opened[name].query(f"k = {v}")
             warm[name].append(time.perf_counter() - t0)
-            want = f"/part-{v // rows:05d}.parquet"  # the lake's names (delta-rs names its own)
+            want = f"/part-{v // rows:05d}.parquet"  # the lake's names (the writers name theirs)
             assert res.files and (any(p.endswith(want) for p in res.paths) or "200" in name)
             t0 = time.perf_counter()
             index.open(idx).query(f"k = {v}")
@@ -133,9 +191,11 @@ def main() -> None:
         convert_to_deltalake(str(tmp / "delta1"))
         for t in tables:
             write_deltalake(str(tmp / "delta200"), t, mode="append")
+        catalog, iceberg = write_iceberg(tmp / "iceberg", tables)
         print(f"data written in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
-        sources = {"lake": tmp / "lake", "delta, 1 commit": tmp / "delta1"}
+        sources: dict[str, Any] = {"lake": tmp / "lake", "delta, 1 commit": tmp / "delta1"}
         sources["delta, 200 commits"] = tmp / "delta200"
+        sources.update(iceberg)
         rng = np.random.default_rng(7)
         values = [int(v) for v in rng.integers(0, args.files * args.rows, args.reps)]
         results: dict[str, Any] = {
@@ -146,8 +206,8 @@ def main() -> None:
             "sources": {},
         }
         indexes = {}
-        for name, path in sources.items():
-            indexes[name] = str(tmp / f"{path.name}.idx")
+        for i, (name, path) in enumerate(sources.items()):
+            indexes[name] = str(tmp / f"source-{i}.idx")
             rep = index.build(str(path), ["k"], indexes[name], progress=False)
             assert rep.files_indexed == args.files, rep.to_text()
         results["sources"] = lookups(indexes, values, args.reps, args.rows)
@@ -168,6 +228,23 @@ def main() -> None:
         for name, r in results["sources"].items():
             if name != "lake" and r["directory_listings"]:
                 raise SystemExit(f"{name}: a table lookup listed a directory")
+
+        def added(i: int) -> pa.Table:  # commit i's file: 100 rows from 10**12 + 100 i
+            k = np.arange(100, dtype=np.int64) + (10**12 + i * 100)
+            return pa.table({"k": k, "pay": np.zeros(100)})
+
+        many = catalog.load_table("ns.many")
+        commit = {
+            "delta, 200 commits": lambda i: write_deltalake(
+                str(tmp / "delta200"), added(i), mode="append"
+            ),
+            "iceberg, 200 commits": lambda i: many.append(added(i).cast(many.schema().as_arrow())),
+        }
+        after = after_commits(indexes, commit, 21, args.rows)
+        print("\nthe first lookup after a commit (a file of 100 rows), median of 21")
+        for name, secs in after.items():
+            results["sources"][name]["after_commit_s"] = secs
+            print(f"{name:22} {secs * 1e3:9.2f} ms")
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2))
     finally:

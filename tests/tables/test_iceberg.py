@@ -410,3 +410,62 @@ def test_a_lookup_reads_only_the_manifests_a_commit_wrote(tmp_path, monkeypatch)
     got, res = rows_via_index(idx, "id = 5007")
     assert got.column("id").to_pylist() == [5007]
     assert [f.zones for f in res.files] == [None]
+
+
+def test_reading_a_few_files_plans_their_manifests_with_every_delete(tmp_path, monkeypatch):
+    """Reading candidates plans only the manifests holding them, and every delete
+    manifest: each file's task equals the whole scan's (the same delete files), position
+    deletes written before and after later appends are applied, and only the data
+    manifests of the files read are opened."""
+    from pyiceberg.manifest import ManifestFile
+
+    from bloomskip.tables.iceberg import fs_path
+
+    catalog = iceberg_catalog(tmp_path, "plan")
+
+    def batch(i: int) -> pa.Table:
+        return pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64())})
+
+    tbl = catalog.create_table("ns.t", schema=batch(0).schema)
+    for i in range(3):
+        tbl.append(batch(i))
+
+    def delete(tbl, file_no: int, positions: list[int]) -> None:
+        path = sorted(t.file.file_path for t in tbl.scan().plan_files())[file_no]
+        n = len(positions)
+        rows = pa.table({"file_path": [path] * n, "pos": positions}, schema=POSITION_DELETE_SCHEMA)
+        commit_delete_file(tbl, "position", rows)
+
+    delete(tbl, 0, [1, 2])
+    tbl = catalog.load_table("ns.t")
+    for i in range(3, 6):
+        tbl.append(batch(i))
+    delete(catalog.load_table("ns.t"), 4, [0])
+    delete(catalog.load_table("ns.t"), 0, [9])
+    tbl = catalog.load_table("ns.t")
+    whole = {t.file.file_path: t for t in tbl.scan().plan_files()}
+    assert len(whole) == 6 and any(t.delete_files for t in whole.values())
+    src = open_table("iceberg://plan/ns.t")
+    by_path = {f.path: src.uri_of(f.path) for f in src.loaded().files}
+    reads: list[str] = []
+    fetch = ManifestFile.fetch_manifest_entry
+
+    def counted(self, io, discard_deleted=True):
+        reads.append(self.manifest_path)
+        return fetch(self, io, discard_deleted=discard_deleted)
+
+    one_by_one = []
+    for raw, want in whole.items():
+        reads.clear()
+        monkeypatch.setattr(ManifestFile, "fetch_manifest_entry", counted)
+        (task,) = src.read_tasks([by_path[fs_path(raw)[1]]])
+        monkeypatch.setattr(ManifestFile, "fetch_manifest_entry", fetch)
+        assert len(reads) <= 4  # its data manifest and the three delete manifests
+        got = {d.file_path for d in task.task.delete_files}
+        assert got == {d.file_path for d in want.delete_files}, raw
+        one_by_one += [i for part in task.read(None, ["id"]) for i in part["id"].to_pylist()]
+    truth = sorted(iceberg_rows(tbl).column("id").to_pylist())
+    assert sorted(one_by_one) == truth and len(truth) == 60 - 4  # 4 rows deleted
+    every = src.read_tasks()  # all files: the whole scan's plan
+    ids = [i for t in every for part in t.read(None, ["id"]) for i in part["id"].to_pylist()]
+    assert sorted(ids) == truth

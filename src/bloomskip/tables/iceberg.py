@@ -43,7 +43,7 @@ import itertools
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -117,6 +117,9 @@ class _Described:
 
     snapshot: Snapshot
     equality_deletes: tuple[str, ...]
+    #: Each data file (by its path in the file system) as its manifest names it, and the
+    #: manifest holding it: reading a few files plans only their manifests.
+    held: dict[str, tuple[str, str]]
 
 
 #: Snapshots described, by (table UUID, snapshot id, manifest list, schema id, source).
@@ -346,6 +349,7 @@ class IcebergSource(TableSource):
                 while len(_SNAPSHOTS) > _KEEP_SNAPSHOTS:
                     _SNAPSHOTS.popitem(last=False)
         self._state["equality_deletes"] = list(kept.equality_deletes)
+        self._state["held"] = kept.held
         return kept.snapshot
 
     def _describe(
@@ -373,7 +377,7 @@ class IcebergSource(TableSource):
                 and (name := schema.find_column_name(pf.source_id)) is not None
                 and name in columns
             ]
-        files, equality = [], []
+        files, equality, held = [], [], {}
         data, equality_deletes = int(DataFileContent.DATA), int(DataFileContent.EQUALITY_DELETES)
         try:
             manifests = snap.manifests(tbl.io) if snap is not None else []
@@ -396,6 +400,7 @@ class IcebergSource(TableSource):
                         if pos < len(e.partition)
                     )
                     files.append(TableFile(path, e.size, 0, e.rows, e.file_format, partition))
+                    held[path] = (e.file_path, m.manifest_path)
         except (UnsupportedFileError, SourceError):
             raise
         except Exception as e:
@@ -410,7 +415,8 @@ class IcebergSource(TableSource):
             )
         sid = None if snap is None else int(snap.snapshot_id)
         ref = {"table": "iceberg", "snapshot_id": sid}
-        return _Described(Snapshot(ref, sid, arrow, columns, tuple(files)), tuple(equality))
+        snapshot = Snapshot(ref, sid, arrow, columns, tuple(files))
+        return _Described(snapshot, tuple(equality), held)
 
     # -- reading rows -------------------------------------------------------------------
 
@@ -434,7 +440,7 @@ class IcebergSource(TableSource):
         if snap.id is None or not wanted:
             return []
         try:
-            planned = tbl.scan(snapshot_id=snap.id).plan_files()
+            planned = self._plan(tbl, snap.id, wanted)
             tasks = {fs_path(t.file.file_path)[1]: t for t in planned}
         except Exception as e:
             why = first_line(e)
@@ -453,6 +459,37 @@ class IcebergSource(TableSource):
                 )
             )
         return out
+
+    def _plan(self, tbl: Any, snapshot_id: int, wanted: Sequence[str]) -> Iterable[Any]:
+        """pyiceberg's scan tasks (data file and delete files) of the data files
+        ``wanted``: planned from the manifests holding them and every delete manifest
+        (pyiceberg's ``ManifestGroupPlanner``; a delete applies across manifests, and
+        older deletes than the data are skipped as a whole scan skips them), or by the
+        whole snapshot's scan when their manifests are not known."""
+        held = self._state.get("held") or {}
+        known = [held.get(p) for p in wanted]
+        from pyiceberg.manifest import DataFileContent, ManifestContent
+
+        try:
+            from pyiceberg.table import ManifestGroupPlanner
+        except ImportError:  # pyiceberg before 0.12
+            ManifestGroupPlanner = None
+        if ManifestGroupPlanner is None or not all(known) or len(known) > len(held) // 2:
+            return tbl.scan(snapshot_id=snapshot_id).plan_files()
+        raw = {k[0] for k in known if k}
+        holding = {k[1] for k in known if k}
+        manifests = [
+            m
+            for m in tbl.snapshot_by_id(snapshot_id).manifests(tbl.io)
+            if m.content != ManifestContent.DATA or m.manifest_path in holding
+        ]
+        planner = ManifestGroupPlanner(table_metadata=tbl.metadata, io=tbl.io)
+        return planner.plan_files(
+            manifests,
+            manifest_entry_filter=lambda e: (
+                e.data_file.content != DataFileContent.DATA or e.data_file.file_path in raw
+            ),
+        )
 
     @staticmethod
     def _schema_id(tbl: Any, snapshot_id: int) -> int:
