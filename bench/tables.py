@@ -25,7 +25,9 @@ lookup, each in turn first: *warm* (the index opened once, different values per 
 and *cold* (``index.open`` + the query). The ratio is table / lake; the
 issue's target is within 1.2x. The bench also counts directory listings during a table
 lookup (``FileSource.list`` calls): there must be none - the snapshot gives the files.
-Last, *after a commit*: each table of 200 commits gets 21 more (a file of 100 rows
+For the tables, *read_tasks*: planning the read of the lookup's candidates
+(``read_tasks``: each file with its deletes, as the Spark data source and ``read`` plan
+them). Last, *after a commit*: each table of 200 commits gets 21 more (a file of 100 rows
 each), and the first lookup after each is timed (the new snapshot read).
 
     .venv/bin/python bench/tables.py [--files N] [--rows N] [--reps R] [--json PATH]
@@ -160,18 +162,28 @@ def lookups(indexes: dict[str, str], values: list[int], reps: int, rows: int) ->
     warm: dict[str, list[float]] = {n: [] for n in indexes}
     cold: dict[str, list[float]] = {n: [] for n in indexes}
     names = list(indexes)
+    plan: dict[str, list[float]] = {n: [] for n in indexes if n != "lake"}
     for r, v in enumerate(values[:reps]):
         for name in names[r % len(names) :] + names[: r % len(names)]:  # each goes first
             idx = indexes[name]
             t0 = time.perf_counter()
             res = opened[name].query(f"k = {v}")
             warm[name].append(time.perf_counter() - t0)
+            if name in plan:  # the candidates' read tasks (a table's reader: deletes)
+                src = opened[name].source
+                t0 = time.perf_counter()
+                tasks = src.read_tasks([src.uri_of(p) for p in res.paths])
+                plan[name].append(time.perf_counter() - t0)
+                assert len(tasks) == len(res.paths)
             want = f"/part-{v // rows:05d}.parquet"  # the lake's names (the writers name theirs)
             assert res.files and (any(p.endswith(want) for p in res.paths) or "200" in name)
             t0 = time.perf_counter()
             index.open(idx).query(f"k = {v}")
             cold[name].append(time.perf_counter() - t0)
-    return {n: {"warm_s": _median(warm[n]), "cold_s": _median(cold[n])} for n in indexes}
+    out = {n: {"warm_s": _median(warm[n]), "cold_s": _median(cold[n])} for n in indexes}
+    for n, ts in plan.items():
+        out[n]["read_tasks_s"] = _median(ts)
+    return out
 
 
 def main() -> None:
@@ -217,13 +229,18 @@ def main() -> None:
             results["sources"][name]["directory_listings"] = listed.calls
         base = results["sources"]["lake"]
         print(f"\n{args.files} files x {args.rows:,} rows; lookup k = v (present in one file)")
-        print(f"{'source':22} {'warm ms':>9} {'ratio':>7} {'cold ms':>9} {'ratio':>7}  listings")
+        print(
+            f"{'source':22} {'warm ms':>9} {'ratio':>7} {'cold ms':>9} {'ratio':>7}  listings"
+            "  read_tasks ms"
+        )
         for name, r in results["sources"].items():
             r["warm_ratio"] = r["warm_s"] / base["warm_s"]
             r["cold_ratio"] = r["cold_s"] / base["cold_s"]
+            tasks = f"{r['read_tasks_s'] * 1e3:14.2f}" if "read_tasks_s" in r else f"{'-':>14}"
             print(
                 f"{name:22} {r['warm_s'] * 1e3:9.2f} {r['warm_ratio']:6.2f}x "
-                f"{r['cold_s'] * 1e3:9.2f} {r['cold_ratio']:6.2f}x  {r['directory_listings']}"
+                f"{r['cold_s'] * 1e3:9.2f} {r['cold_ratio']:6.2f}x  {r['directory_listings']:8}"
+                f"{tasks}"
             )
         for name, r in results["sources"].items():
             if name != "lake" and r["directory_listings"]:
