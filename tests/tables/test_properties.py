@@ -3,7 +3,7 @@ answers every predicate at every snapshot with the table reader's rows.
 
 Hypothesis draws a history - appends to partitions, deletes, partition overwrites,
 (Delta) merges and compactions, (Iceberg) an added column, an indexed and another
-column swapping names - and the point in it where
+column swapping names, position delete files - and the point in it where
 the index is built; then, at every snapshot (time travel, before and after the index),
 predicates on indexed and partition columns. The truth is the table's own reader
 (``deltalake``'s ``DeltaTable.scan()``, pyiceberg's ``scan().to_arrow()``) filtered by
@@ -23,12 +23,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from bloomskip import index
 from tests.support.tables import (
+    POSITION_DELETE_SCHEMA,
     canonical,
+    commit_delete_file,
     delta_rows,
     iceberg_catalog,
     iceberg_rows,
@@ -160,6 +162,8 @@ iceberg_ops = st.lists(
         overwrites,
         st.tuples(st.just("add_column"), st.just(0), st.just(0)),
         st.tuples(st.just("swap"), st.just(0), st.just(0)),  # id and num swap names
+        # merge-on-read: a position delete file of every a-th row of one data file
+        st.tuples(st.just("posdelete"), st.integers(2, 5), st.integers(0, 9)),
     ),
     min_size=1,
     max_size=5,
@@ -209,6 +213,17 @@ def test_iceberg_histories(ops, at, zone_rows, partitioned, predicates, seed):
                 with tbl.update_schema() as upd:
                     upd.add_column("extra", LongType())
                 extra = True
+            elif op == "posdelete" and not partitioned:  # (the helper's tables are not)
+                files = sorted(t.file.file_path for t in tbl.scan().plan_files())
+                if files:
+                    path = files[b % len(files)]
+                    pos = list(range(b % a, 30, a))  # past a file's end: no row
+                    deletes = pa.table(
+                        {"file_path": [path] * len(pos), "pos": pos}, schema=POSITION_DELETE_SCHEMA
+                    )
+                    commit_delete_file(tbl, "position", deletes)
+                    event("position deletes")
+                    tbl = catalog.load_table("ns.t")
             elif op == "swap":  # a query on id then means num's field: never id's filters
                 for old, new in (("id", "tmp"), ("num", "id"), ("tmp", "num")):
                     with tbl.update_schema() as upd:
@@ -216,3 +231,13 @@ def test_iceberg_histories(ops, at, zone_rows, partitioned, predicates, seed):
         tbl = catalog.load_table("ns.t")
         snaps = [s.snapshot_id for s in tbl.snapshots()]
         _check_all(idx, snaps, lambda sid: iceberg_rows(tbl, sid), predicates)
+        for sid in snaps:  # each file read alone (its manifest planned, not the snapshot)
+            src = index.open(idx).source.as_of(sid)
+            got = [
+                i
+                for f in src.loaded().files
+                for task in src.read_tasks([src.uri_of(f.path)])
+                for part in task.read(None, ["id"])
+                for i in part.column("id").to_pylist()
+            ]
+            assert sorted(got) == sorted(iceberg_rows(tbl, sid).column("id").to_pylist()), sid
