@@ -30,7 +30,11 @@ For the tables, *read_tasks*: planning the read of the lookup's candidates
 them). Last, *after a commit*: each table of 200 commits gets 21 more (a file of 100 rows
 each), and the first lookup after each is timed (the new snapshot read).
 
-    .venv/bin/python bench/tables.py [--files N] [--rows N] [--reps R] [--json PATH]
+    .venv/bin/python bench/tables.py [--files N] [--rows N] [--reps R] [--json PATH] [--spark]
+
+``--spark`` also times ``spark.read.format("bloomskip")`` lookups of the two tables of 200
+commits (``local_session``): planning through the index, then a Spark job reading the
+candidate file with its deletes.
 
 Results are written as JSON to ``bench/results/tables.json``.
 """
@@ -127,6 +131,38 @@ def after_commits(indexes: dict[str, str], commit: dict[str, Any], n: int, rows:
     return {name: _median(ts) for name, ts in times.items()}
 
 
+def spark_lookups(indexes: dict[str, str], tmp: Path, values: list[int]) -> dict[str, float]:
+    """``spark.read.format("bloomskip")`` lookups of the 200-commit tables: the median
+    of ``values[1:]`` (the first warms the session), seconds, rows checked."""
+    from bloomskip.spark import local_session, register
+
+    spark = local_session()
+    register(spark)
+    root = tmp / "iceberg"
+    options = {
+        "delta, 200 commits": {},
+        "iceberg, 200 commits": {
+            "catalog.type": "sql",
+            "catalog.uri": f"sqlite:///{root}/catalog.db",
+            "catalog.warehouse": f"file://{root}/wh",
+        },
+    }
+    out = {}
+    print("\nspark.read.format('bloomskip'), df.where('k = v').collect(), median of 8")
+    for name, opts in options.items():
+        df = spark.read.format("bloomskip").option("index", indexes[name]).options(**opts).load()
+        times = []
+        for v in values:
+            t0 = time.perf_counter()
+            rows = df.where(f"k = {v}").collect()
+            times.append(time.perf_counter() - t0)
+            assert [r["k"] for r in rows] == [v], name
+        out[name] = _median(times[1:])
+        print(f"{name:22} {out[name]:9.3f} s")
+    spark.stop()
+    return out
+
+
 def _median(xs: list[float]) -> float:
     return statistics.median(xs)
 
@@ -192,6 +228,9 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=20_000)
     ap.add_argument("--reps", type=int, default=101)
     ap.add_argument("--json", type=Path, default=REPO / "bench" / "results" / "tables.json")
+    ap.add_argument(
+        "--spark", action="store_true", help="also time spark.read.format('bloomskip') lookups"
+    )
     args = ap.parse_args()
     from deltalake import convert_to_deltalake, write_deltalake
 
@@ -245,6 +284,9 @@ def main() -> None:
         for name, r in results["sources"].items():
             if name != "lake" and r["directory_listings"]:
                 raise SystemExit(f"{name}: a table lookup listed a directory")
+
+        if args.spark:  # before the commits below add files the indexes do not hold
+            results["spark"] = spark_lookups(indexes, tmp, values[:9])
 
         def added(i: int) -> pa.Table:  # commit i's file: 100 rows from 10**12 + 100 i
             k = np.arange(100, dtype=np.int64) + (10**12 + i * 100)
