@@ -397,13 +397,13 @@ def test_a_lookup_reads_only_the_manifests_a_commit_wrote(tmp_path, monkeypatch)
     catalog.load_table("ns.t").delete("id >= 300 and id < 310")  # a file rewritten
     assert lookup("id = 305 OR id = 311") <= 2
     assert lookup("id = 311") == 0
-    monkeypatch.setattr(ice, "_KEEP_ENTRIES", 2)  # each manifest holds 1-2 entries
+    monkeypatch.setattr(ice._MANIFESTS, "weight", 2)  # each manifest holds 1-2 entries
     ice.forget()
     for where in ("id = 7", "id = 311", "id = 907"):
         ice._SNAPSHOTS.clear()  # so that the manifests are looked for
         assert lookup(where) >= 5
-        assert ice._KEPT[0] <= 2
-    monkeypatch.setattr(ice, "_KEEP_ENTRIES", 500_000)
+        assert 0 < ice._MANIFESTS.held() <= 2
+    monkeypatch.undo()
     catalog.drop_table("ns.t")
     again = catalog.create_table("ns.t", schema=batch(0).schema)
     again.append(batch(50))  # another table: the index covers none of its files

@@ -122,16 +122,50 @@ class _Described:
     held: dict[str, tuple[str, str]]
 
 
-#: Snapshots described, by (table UUID, snapshot id, manifest list, schema id, source).
-_SNAPSHOTS: OrderedDict[tuple, _Described] = OrderedDict()
-_KEEP_SNAPSHOTS = 8
-#: Manifests' live entries, by (table UUID, path, length, adding snapshot); at most
-#: ``_KEEP_ENTRIES`` entries in all (a few hundred bytes each), least recently used
-#: manifests forgotten first.
-_MANIFESTS: OrderedDict[tuple, tuple[_Entry, ...]] = OrderedDict()
-_KEEP_ENTRIES = 500_000
-_KEPT = [0]  # entries in _MANIFESTS
-_CACHE_LOCK = threading.Lock()
+class _Kept:
+    """Values kept by key, least recently used forgotten first: at most ``count`` of them
+    and ``weight`` in all (a value weighs what :meth:`put` says, one per file here)."""
+
+    def __init__(self, count: int, weight: int) -> None:
+        self.count, self.weight = count, weight
+        self._items: OrderedDict[tuple, tuple[Any, int]] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Any:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None:
+                return None
+            self._items.move_to_end(key)
+            return hit[0]
+
+    def put(self, key: tuple, value: Any, weight: int) -> None:
+        with self._lock:
+            if key in self._items or weight > self.weight:
+                return
+            self._items[key] = (value, weight)
+            self._held += weight
+            while len(self._items) > self.count or self._held > self.weight:
+                self._held -= self._items.popitem(last=False)[1][1]
+
+    def held(self) -> int:
+        """The weight kept now."""
+        with self._lock:
+            return self._held
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._held = 0
+
+
+#: Snapshots described, by (table UUID, snapshot id, manifest list, schema id, source),
+#: weighed by their files.
+_SNAPSHOTS = _Kept(count=8, weight=1_000_000)
+#: Manifests' live entries, by (table UUID, path, length, adding snapshot), weighed by
+#: their entries (a few hundred bytes each).
+_MANIFESTS = _Kept(count=100_000, weight=500_000)
 
 
 def _entries(table_uuid: str, manifest: Any, io: Any) -> tuple[_Entry, ...]:
@@ -142,11 +176,9 @@ def _entries(table_uuid: str, manifest: Any, io: Any) -> tuple[_Entry, ...]:
         int(manifest.manifest_length),
         manifest.added_snapshot_id,
     )
-    with _CACHE_LOCK:
-        hit = _MANIFESTS.get(key)
-        if hit is not None:
-            _MANIFESTS.move_to_end(key)
-            return hit
+    hit = _MANIFESTS.get(key)
+    if hit is not None:
+        return hit
     got = []
     for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
         df = entry.data_file
@@ -163,13 +195,7 @@ def _entries(table_uuid: str, manifest: Any, io: Any) -> tuple[_Entry, ...]:
             )
         )
     entries = tuple(got)
-    if len(entries) <= _KEEP_ENTRIES:
-        with _CACHE_LOCK:
-            if key not in _MANIFESTS:
-                _MANIFESTS[key] = entries
-                _KEPT[0] += len(entries)
-            while _KEPT[0] > _KEEP_ENTRIES:
-                _KEPT[0] -= len(_MANIFESTS.popitem(last=False)[1])
+    _MANIFESTS.put(key, entries, len(entries))
     return entries
 
 
@@ -177,10 +203,8 @@ def forget() -> None:
     """Drop the catalogs, snapshots and manifests kept in this process."""
     with _CATALOGS_LOCK:
         _LOADED.clear()
-    with _CACHE_LOCK:
-        _SNAPSHOTS.clear()
-        _MANIFESTS.clear()
-        _KEPT[0] = 0
+    _SNAPSHOTS.clear()
+    _MANIFESTS.clear()
 
 
 def require_pyiceberg() -> Any:
@@ -338,16 +362,10 @@ class IcebergSource(TableSource):
             self.uri,
             tbl.metadata.location,
         )
-        with _CACHE_LOCK:
-            kept = _SNAPSHOTS.get(key)
-            if kept is not None:
-                _SNAPSHOTS.move_to_end(key)
+        kept = _SNAPSHOTS.get(key)
         if kept is None:
             kept = self._describe(tbl, snap, schema, arrow, columns, uuid)
-            with _CACHE_LOCK:
-                _SNAPSHOTS[key] = kept
-                while len(_SNAPSHOTS) > _KEEP_SNAPSHOTS:
-                    _SNAPSHOTS.popitem(last=False)
+            _SNAPSHOTS.put(key, kept, 1 + len(kept.snapshot.files))
         self._state["equality_deletes"] = list(kept.equality_deletes)
         self._state["held"] = kept.held
         return kept.snapshot
@@ -535,6 +553,7 @@ __all__ = [
     "IcebergReadTask",
     "IcebergSource",
     "configure_catalog",
+    "forget",
     "fs_path",
     "is_iceberg_table",
     "parse_name",
