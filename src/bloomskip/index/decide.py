@@ -95,6 +95,10 @@ class Decided:
         counts = np.bincount(self._why(), minlength=len(_WHY))
         return {_WHY[k]: int(v) for k, v in enumerate(counts) if v}
 
+    def skipped_reasons(self) -> list[str]:
+        """Why each file of :attr:`skipped` was ruled out, in that order."""
+        return _WHY_NAMES[self._why()].tolist()
+
     def skipped_items(self) -> dict[int, str]:
         """Each ruled-out file and why (for callers that name them all)."""
         return {
@@ -104,6 +108,7 @@ class Decided:
 
 
 _WHY = ("every zone ruled out", "file filter", "partition values", "predicate cannot match")
+_WHY_NAMES = np.array(_WHY, dtype=object)
 
 
 def decide(

@@ -19,6 +19,7 @@ column added since is bound with its own type and, not being indexed, may match.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -57,34 +58,52 @@ class Listed:
     sizes: dict[str, int] = field(default_factory=dict)  # uri -> bytes, every file
     rows_total: int = 0  # of the fresh files
     snapshot: dict[str, Any] | None = None  # a table's snapshot listed
+    uris: np.ndarray | None = None  # the fresh files' URIs, in ``fids`` order
 
 
-def compare(
-    zi: ZoneIndex, src: Source, predicate: str | Expression, zone: str | None = None
-) -> Listed:
-    """List ``src`` (a table: its snapshot) and compare it with the index ``zi``; bind
-    ``predicate`` to the columns as they are now (``zone``: as :func:`~.bind.bind`)."""
+@dataclass(frozen=True)
+class _Matched:
+    """A source's files against one open index, whatever the predicate."""
+
+    files: list[SourceFile]
+    fresh: dict[int, SourceFile]  # fragment id -> file, indexed and unchanged
+    fids: np.ndarray  # the fresh files' fragment ids, sorted
+    slots: np.ndarray  # each of ``fids``' position in ``files``
+    stale: list[tuple[int, str]]  # (position in ``files``, why): not indexed, or changed
+    sizes: dict[str, int]  # uri -> bytes, every file
+    rows_total: int  # of the fresh files
+    part: dict[str, pa.Array]  # a table's partition values, per file of ``files``
+    uris: np.ndarray  # each of ``fids``' URI (objects)
+
+
+#: Table snapshots matched per open index, at most (the latest few: time travel).
+_KEEP_MATCHED = 4
+_MATCHED_LOCK = threading.Lock()
+
+
+def _match(zi: ZoneIndex, src: Source) -> _Matched:
+    """List ``src`` and match its files with the index's fragments. A table snapshot's
+    match is kept with the open index: both are immutable, so a lookup of an unchanged
+    table costs what its candidates cost, not what its files do."""
+    key = src.listing_key()
+    if key is not None:
+        with _MATCHED_LOCK:
+            hit = zi._matched.get(id(key))
+            if hit is not None and hit[0] is key:
+                zi._matched.move_to_end(id(key))
+                return hit[1]
     files = store.inside(zi.storage, src, src.list())
-    snapshot = src.snapshot()
-    schema, aliases, taken = (
-        _binding(zi, src, files) if snapshot is not None else (zi.schema(), {}, set())
-    )
-    columns = {n: c for n, c in zi.columns.items() if n not in taken}
-    columns.update({new: zi.columns[old] for new, old in aliases.items()})
-    bound = bind(predicate, schema, zone)
-    part = src.partition_values(files) if snapshot is not None else {}
-    if part:  # the snapshot's partition columns, by the names a latest read has for them
-        moved = src.unsettled()
-        part = {n: v for n, v in part.items() if n not in moved}
-    types = {n: c.type for n, c in schema.items() if c.type is not None}
-    every = KnownValues(part, types) if part else None
+    part = src.partition_values(files) if src.snapshot() is not None else {}
     rows = zi.fragments_by_path()
     fresh: dict[int, SourceFile] = {}
     slot_of: dict[int, int] = {}
     stale: list[tuple[int, str]] = []
     sizes = {}
+    uris = []
     for i, f in enumerate(files):
-        sizes[src.uri_of(f.path)] = f.size
+        uri = src.uri_of(f.path)
+        uris.append(uri)
+        sizes[uri] = f.size
         r = rows.get(f.path)
         if r is None:
             stale.append((i, "not indexed"))
@@ -93,22 +112,55 @@ def compare(
         else:
             fresh[int(r["fragment_id"])] = f
             slot_of[int(r["fragment_id"])] = i
-    may = np.ones(len(stale), np.bool_)
-    if every is not None and stale and every.uses(bound):
-        slots = np.array([i for i, _ in stale], dtype=np.int64)
-        may = prune_known(bound, every, len(stale), slots)
     fids = np.array(sorted(fresh), dtype=np.uint64)
-    known = None
-    if every is not None:
-        known = every.take(np.array([slot_of[int(f)] for f in fids], dtype=np.int64))
-    out = Listed(bound, columns, aliases, fresh, fids, known, sizes=sizes, snapshot=snapshot)
-    for (i, why), keep in zip(stale, may, strict=True):
+    slots = np.array([slot_of[int(f)] for f in fids.tolist()], dtype=np.int64)
+    total = sum(int(rows[f.path]["num_rows"]) for f in fresh.values())
+    named = np.array(uris, dtype=object)[slots] if len(slots) else np.zeros(0, dtype=object)
+    matched = _Matched(files, fresh, fids, slots, stale, sizes, total, part, named)
+    if key is not None:
+        with _MATCHED_LOCK:
+            zi._matched[id(key)] = (key, matched)
+            while len(zi._matched) > _KEEP_MATCHED:
+                zi._matched.popitem(last=False)
+    return matched
+
+
+def compare(
+    zi: ZoneIndex, src: Source, predicate: str | Expression, zone: str | None = None
+) -> Listed:
+    """List ``src`` (a table: its snapshot) and compare it with the index ``zi``; bind
+    ``predicate`` to the columns as they are now (``zone``: as :func:`~.bind.bind`)."""
+    m = _match(zi, src)
+    files = m.files
+    snapshot = src.snapshot()
+    schema, aliases, taken = (
+        _binding(zi, src, files) if snapshot is not None else (zi.schema(), {}, set())
+    )
+    columns = {n: c for n, c in zi.columns.items() if n not in taken}
+    columns.update({new: zi.columns[old] for new, old in aliases.items()})
+    bound = bind(predicate, schema, zone)
+    part = m.part
+    if part:  # the snapshot's partition columns, by the names a latest read has for them
+        moved = src.unsettled()
+        part = {n: v for n, v in part.items() if n not in moved}
+    types = {n: c.type for n, c in schema.items() if c.type is not None}
+    every = KnownValues(part, types) if part else None
+    may = np.ones(len(m.stale), np.bool_)
+    if every is not None and m.stale and every.uses(bound):
+        slots = np.array([i for i, _ in m.stale], dtype=np.int64)
+        may = prune_known(bound, every, len(m.stale), slots)
+    known = every.take(m.slots) if every is not None else None
+    out = Listed(
+        bound, columns, aliases, m.fresh, m.fids, known, sizes=dict(m.sizes), snapshot=snapshot
+    )
+    out.uris = m.uris
+    for (i, why), keep in zip(m.stale, may, strict=True):
         uri = src.uri_of(files[i].path)
         if keep:
             out.stale.append((uri, why))
         else:
             out.pruned.append(uri)
-    out.rows_total = sum(int(rows[f.path]["num_rows"]) for f in fresh.values())
+    out.rows_total = m.rows_total
     return out
 
 

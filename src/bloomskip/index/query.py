@@ -107,6 +107,9 @@ class ZoneIndex:
         self._frag_groups: OrderedDict[int, tuple[pa.Table, dict[int, int]]] = OrderedDict()
         self._frag_cached = 0
         self._by_path: dict[str, dict[str, Any]] | None = None
+        #: Table snapshots matched with this version's fragments (listing.compare): the
+        #: snapshot objects (Source.listing_key) and what does not depend on a predicate.
+        self._matched: OrderedDict[int, tuple[object, Any]] = OrderedDict()
 
     # -- what it is ---------------------------------------------------------------
 
@@ -448,8 +451,20 @@ class ZoneIndex:
             why = "partition values"
             res.skip_reasons[why] = res.skip_reasons.get(why, 0) + len(pruned)
         if listing is not None:  # every ruled-out file is named: they are listed anyway
-            for fid, why in decided.skipped_items().items():
-                res.skipped.append((src.uri_of(listing[fid].path), why))
+            skipped = decided.skipped
+            pos = np.searchsorted(fids, skipped)
+            named = (
+                seen.uris is not None
+                and bool(np.all(pos < len(fids)))
+                and bool(np.all(fids[np.minimum(pos, max(len(fids) - 1, 0))] == skipped))
+            )
+            if named:  # each ruled-out file's URI, worked out once per snapshot
+                res.skipped.extend(
+                    zip(seen.uris[pos].tolist(), decided.skipped_reasons(), strict=True)
+                )
+            else:
+                for fid, why in decided.skipped_items().items():
+                    res.skipped.append((src.uri_of(listing[fid].path), why))
         else:  # named by count only: naming them would read the whole fragment table
             res.total_bytes = self.manifest.num_bytes or None
         res.zones_total, res.zones_candidate = decided.zones_total, decided.zones_candidate

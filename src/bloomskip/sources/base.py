@@ -161,6 +161,12 @@ class Source(ABC):
         for sources that are not tables."""
         return None
 
+    def listing_key(self) -> object | None:
+        """An object standing for what :meth:`list` returns while that cannot change (a
+        table snapshot, kept and reused by its library layer), so that what is worked out
+        from it may be kept with it; None for a listing (a directory changes any time)."""
+        return None
+
     def as_of(self, ref: int) -> Source:
         """The same table at the snapshot ``ref`` (a Delta version, an Iceberg snapshot
         id): time travel. Only tables have snapshots."""

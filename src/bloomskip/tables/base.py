@@ -194,6 +194,12 @@ class TableSource(DatasetSource):
     def snapshot(self) -> dict[str, Any]:
         return dict(self.loaded().ref)
 
+    def listing_key(self) -> object | None:
+        # The Snapshot object: the Delta and Iceberg layers hand out the same one while
+        # the snapshot is the same (a kept table, a kept description), and a snapshot's
+        # files never change.
+        return self.loaded()
+
     def list(self) -> list[SourceFile]:
         """The data files of the snapshot, sorted by path: nothing is listed."""
         return [SourceFile(f.path, f.size, f.mtime_ns) for f in self.loaded().files]
