@@ -15,6 +15,8 @@ The snapshot's data files are the live entries of its manifests
 (``Snapshot.manifests`` / ``fetch_manifest_entry(discard_deleted=True)``): path, size,
 row count, format, and the values of its *identity* partition fields (other transforms
 are not values of a column). Delete files are noted, and equality deletes remembered.
+The schema is the snapshot's own (``Snapshot.schema_id``, as pyiceberg's scans use it);
+columns are found in data files by field id.
 
 Iceberg never rewrites a metadata file: a snapshot's manifest list and manifests stay
 what they were when it was committed. So what a load reads is kept in this process and
@@ -23,13 +25,13 @@ catalog's table metadata), and each manifest's entries by its path, length and a
 snapshot (after a commit, only the manifests the commit wrote are read; pyiceberg names
 them by UUID). Each key holds the table's UUID, so a table dropped and made again is read
 afresh.
-The schema is the snapshot's own (``Snapshot.schema_id``, as pyiceberg's scans use it);
-columns are found in data files by field id.
 
-Reading rows goes through pyiceberg's own reader: ``DataScan(snapshot_id=...)
-.plan_files()`` gives each data file its delete files, and ``ArrowScan.to_table`` reads
-it with position deletes and deletion vectors applied, columns projected by field id
-(renamed and added columns, promoted types). pyiceberg 0.12 cannot apply equality
+Reading rows goes through pyiceberg's own reader: its planner gives each data file its
+delete files (``ManifestGroupPlanner`` over the manifests holding the files to read and
+every delete manifest; ``DataScan.plan_files`` for many files, or with an older
+pyiceberg), and ``ArrowScan.to_table`` reads it with position deletes and deletion
+vectors applied, columns projected by field id (renamed and added columns, promoted
+types). pyiceberg 0.12 cannot apply equality
 deletes: reading a snapshot that has them raises
 :class:`~bloomskip.errors.UnsupportedFileError` naming the table and the delete file.
 Indexing never needs deletes (zones are AtMost), so a table with equality deletes can be
