@@ -13,6 +13,7 @@ the command line with the catalog from ``PYICEBERG_CATALOG__*`` variables.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -349,26 +350,24 @@ def test_a_snapshot_that_lists_a_data_file_twice_is_refused_in_one_line(tmp_path
     assert err.count("\n") == 1 and "more than once" in err, err
 
 
-def test_a_lookup_reads_only_the_manifests_a_commit_wrote(tmp_path, monkeypatch):
-    """Iceberg never rewrites a metadata file, so snapshots and manifests read once are
-    kept: a lookup of an unchanged table reads no manifest, and after a commit only the
-    manifests it wrote. Every answer still holds every match: after an append, a delete
-    (files rewritten), a table dropped and made again under the same name, and with the
-    bound on kept entries forcing manifests out."""
-    from pyiceberg.manifest import ManifestFile
-
-    from bloomskip.tables import iceberg as ice
-
-    catalog = iceberg_catalog(tmp_path, "kept")
+def _appended(tmp_path, name: str, appends: int, rows: int):
+    """A catalog ``name`` whose table ``ns.t`` had ``appends`` appends (a manifest each) of
+    ``rows`` ids; returns the catalog and the maker of the ``i``-th batch of ids."""
+    catalog = iceberg_catalog(tmp_path, name)
 
     def batch(i: int) -> pa.Table:
-        return pa.table({"id": pa.array(range(i * 100, i * 100 + 100), pa.int64())})
+        return pa.table({"id": pa.array(range(i * rows, i * rows + rows), pa.int64())})
 
     tbl = catalog.create_table("ns.t", schema=batch(0).schema)
-    for i in range(5):
+    for i in range(appends):
         tbl.append(batch(i))
-    idx = str(tmp_path / "kept.idx")
-    index.build("iceberg://kept/ns.t", ["id"], idx, zone_rows=25)
+    return catalog, batch
+
+
+@contextlib.contextmanager
+def _manifest_reads():
+    """The manifests pyiceberg reads inside the block (their paths, in order)."""
+    from pyiceberg.manifest import ManifestFile
 
     reads: list[str] = []
     fetch = ManifestFile.fetch_manifest_entry
@@ -377,17 +376,33 @@ def test_a_lookup_reads_only_the_manifests_a_commit_wrote(tmp_path, monkeypatch)
         reads.append(self.manifest_path)
         return fetch(self, io, discard_deleted=discard_deleted)
 
+    ManifestFile.fetch_manifest_entry = counted
+    try:
+        yield reads
+    finally:
+        ManifestFile.fetch_manifest_entry = fetch
+
+
+def test_a_lookup_reads_only_the_manifests_a_commit_wrote(tmp_path, monkeypatch):
+    """Iceberg never rewrites a metadata file, so snapshots and manifests read once are
+    kept: a lookup of an unchanged table reads no manifest, and after a commit only the
+    manifests it wrote. Every answer still holds every match: after an append, a delete
+    (files rewritten), a table dropped and made again under the same name, and with the
+    bound on kept entries forcing manifests out."""
+    from bloomskip.tables import iceberg as ice
+
+    catalog, batch = _appended(tmp_path, "kept", 5, 100)
+    idx = str(tmp_path / "kept.idx")
+    index.build("iceberg://kept/ns.t", ["id"], idx, zone_rows=25)
+
     def lookup(where: str) -> int:
         """Manifests the lookup read; its rows checked against pyiceberg's."""
-        reads.clear()
-        monkeypatch.setattr(ManifestFile, "fetch_manifest_entry", counted)
-        index.open(idx).query(where)
-        monkeypatch.setattr(ManifestFile, "fetch_manifest_entry", fetch)
-        n = len(reads)
+        with _manifest_reads() as reads:
+            index.open(idx).query(where)
         got, _ = rows_via_index(idx, where)
         want = matching(iceberg_rows(catalog.load_table("ns.t")), where)
         assert canonical(got) == canonical(want), where
-        return n
+        return len(reads)
 
     ice.forget()
     assert lookup("id = 7") == 5
@@ -412,23 +427,14 @@ def test_a_lookup_reads_only_the_manifests_a_commit_wrote(tmp_path, monkeypatch)
     assert [f.zones for f in res.files] == [None]
 
 
-def test_reading_a_few_files_plans_their_manifests_with_every_delete(tmp_path, monkeypatch):
+def test_reading_a_few_files_plans_their_manifests_with_every_delete(tmp_path):
     """Reading candidates plans only the manifests holding them, and every delete
     manifest: each file's task equals the whole scan's (the same delete files), position
     deletes written before and after later appends are applied, and only the data
     manifests of the files read are opened."""
-    from pyiceberg.manifest import ManifestFile
-
     from bloomskip.tables.iceberg import fs_path
 
-    catalog = iceberg_catalog(tmp_path, "plan")
-
-    def batch(i: int) -> pa.Table:
-        return pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64())})
-
-    tbl = catalog.create_table("ns.t", schema=batch(0).schema)
-    for i in range(3):
-        tbl.append(batch(i))
+    catalog, batch = _appended(tmp_path, "plan", 3, 10)
 
     def delete(tbl, file_no: int, positions: list[int]) -> None:
         path = sorted(t.file.file_path for t in tbl.scan().plan_files())[file_no]
@@ -436,7 +442,7 @@ def test_reading_a_few_files_plans_their_manifests_with_every_delete(tmp_path, m
         rows = pa.table({"file_path": [path] * n, "pos": positions}, schema=POSITION_DELETE_SCHEMA)
         commit_delete_file(tbl, "position", rows)
 
-    delete(tbl, 0, [1, 2])
+    delete(catalog.load_table("ns.t"), 0, [1, 2])
     tbl = catalog.load_table("ns.t")
     for i in range(3, 6):
         tbl.append(batch(i))
@@ -447,19 +453,10 @@ def test_reading_a_few_files_plans_their_manifests_with_every_delete(tmp_path, m
     assert len(whole) == 6 and any(t.delete_files for t in whole.values())
     src = open_table("iceberg://plan/ns.t")
     by_path = {f.path: src.uri_of(f.path) for f in src.loaded().files}
-    reads: list[str] = []
-    fetch = ManifestFile.fetch_manifest_entry
-
-    def counted(self, io, discard_deleted=True):
-        reads.append(self.manifest_path)
-        return fetch(self, io, discard_deleted=discard_deleted)
-
     one_by_one = []
     for raw, want in whole.items():
-        reads.clear()
-        monkeypatch.setattr(ManifestFile, "fetch_manifest_entry", counted)
-        (task,) = src.read_tasks([by_path[fs_path(raw)[1]]])
-        monkeypatch.setattr(ManifestFile, "fetch_manifest_entry", fetch)
+        with _manifest_reads() as reads:
+            (task,) = src.read_tasks([by_path[fs_path(raw)[1]]])
         assert len(reads) <= 4  # its data manifest and the three delete manifests
         got = {d.file_path for d in task.task.delete_files}
         assert got == {d.file_path for d in want.delete_files}, raw
