@@ -151,9 +151,9 @@ def compare(
         may = prune_known(bound, every, len(m.stale), slots)
     known = every.take(m.slots) if every is not None else None
     out = Listed(
-        bound, columns, aliases, m.fresh, m.fids, known, sizes=dict(m.sizes), snapshot=snapshot
-    )
-    out.uris = m.uris
+        bound, columns, aliases, m.fresh, m.fids, known,
+        sizes=dict(m.sizes), snapshot=snapshot, uris=m.uris,
+    )  # fmt: skip
     for (i, why), keep in zip(m.stale, may, strict=True):
         uri = src.uri_of(files[i].path)
         if keep:

@@ -453,11 +453,9 @@ class ZoneIndex:
         if listing is not None:  # every ruled-out file is named: they are listed anyway
             skipped = decided.skipped
             pos = np.searchsorted(fids, skipped)
-            named = (
-                seen.uris is not None
-                and bool(np.all(pos < len(fids)))
-                and bool(np.all(fids[np.minimum(pos, max(len(fids) - 1, 0))] == skipped))
-            )
+            named = seen.uris is not None and bool(np.all(pos < len(fids)))
+            if named and not np.array_equal(fids[pos], skipped):  # (decide keeps to fids)
+                named = False
             if named:  # each ruled-out file's URI, worked out once per snapshot
                 res.skipped.extend(
                     zip(seen.uris[pos].tolist(), decided.skipped_reasons(), strict=True)

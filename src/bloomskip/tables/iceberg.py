@@ -336,24 +336,11 @@ class IcebergSource(TableSource):
         return snap
 
     def _load(self) -> Snapshot:
-        from pyiceberg.io.pyarrow import schema_to_pyarrow
-
         tbl = self.table()
         snap = self._snapshot(tbl)
         schema = tbl.schema()
         if snap is not None and snap.schema_id is not None:
             schema = {s.schema_id: s for s in tbl.schemas().values()}.get(snap.schema_id, schema)
-        arrow = normalize_schema(schema_to_pyarrow(schema, include_field_ids=False))
-        columns = {
-            f.name: TableColumn(
-                f.name,
-                arrow.field(f.name).type,
-                None,
-                f.field_id,
-                null_if_missing=getattr(f, "initial_default", None) is None,
-            )
-            for f in schema.fields
-        }
         self._state["metadata_location"] = tbl.metadata_location
         uuid = str(tbl.metadata.table_uuid)
         key = (
@@ -366,25 +353,30 @@ class IcebergSource(TableSource):
         )
         kept = _SNAPSHOTS.get(key)
         if kept is None:
-            kept = self._describe(tbl, snap, schema, arrow, columns, uuid)
+            kept = self._describe(tbl, snap, schema, uuid)
             _SNAPSHOTS.put(key, kept, 1 + len(kept.snapshot.files))
         self._state["equality_deletes"] = list(kept.equality_deletes)
         self._state["held"] = kept.held
         return kept.snapshot
 
-    def _describe(
-        self,
-        tbl: Any,
-        snap: Any,
-        schema: Any,
-        arrow: pa.Schema,
-        columns: dict[str, TableColumn],
-        uuid: str,
-    ) -> _Described:
-        """``snap`` as a :class:`Snapshot`: its manifests' live data files."""
+    def _describe(self, tbl: Any, snap: Any, schema: Any, uuid: str) -> _Described:
+        """``snap`` as a :class:`Snapshot`: its columns (``schema``, the snapshot's) and
+        its manifests' live data files."""
+        from pyiceberg.io.pyarrow import schema_to_pyarrow
         from pyiceberg.manifest import DataFileContent
         from pyiceberg.transforms import IdentityTransform
 
+        arrow = normalize_schema(schema_to_pyarrow(schema, include_field_ids=False))
+        columns = {
+            f.name: TableColumn(
+                f.name,
+                arrow.field(f.name).type,
+                None,
+                f.field_id,
+                null_if_missing=getattr(f, "initial_default", None) is None,
+            )
+            for f in schema.fields
+        }
         fs = self.files()
         specs = tbl.specs()
         # Each spec's identity fields that name a column: (position, column name).
@@ -486,10 +478,10 @@ class IcebergSource(TableSource):
         (pyiceberg's ``ManifestGroupPlanner``; a delete applies across manifests, and
         older deletes than the data are skipped as a whole scan skips them), or by the
         whole snapshot's scan when their manifests are not known."""
-        held = self._state.get("held") or {}
-        known = [held.get(p) for p in wanted]
         from pyiceberg.manifest import DataFileContent, ManifestContent
 
+        held = self._state.get("held") or {}
+        known = [held.get(p) for p in wanted]
         try:
             from pyiceberg.table import ManifestGroupPlanner
         except ImportError:  # pyiceberg before 0.12
